@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ConfigError, loadConfig, parseDurationList, parseRedisUrl } from "./index.js";
+
+test("defaults describe the embedded service and the Standard Webhooks schedule", () => {
+  const config = loadConfig({});
+  assert.equal(config.databaseUrl, undefined);
+  assert.equal(config.redis, undefined);
+  assert.deepEqual(config.api, { host: "127.0.0.1", port: 50051 });
+  assert.equal(config.delivery.timeoutMs, 10_000);
+  assert.equal(config.queue.prefix, "bull");
+  assert.equal(config.queue.endpointConcurrency, 2);
+  assert.deepEqual(
+    config.delivery.retryScheduleMs.map((ms) => ms / 1000),
+    [5, 300, 1800, 7200, 18000, 36000, 36000],
+  );
+});
+
+test("a retry schedule is read with units", () => {
+  assert.deepEqual(parseDurationList("50ms,100ms, 200ms"), [50, 100, 200]);
+  assert.deepEqual(
+    loadConfig({ HOOKLINE_RETRY_SCHEDULE: "1s,2m" }).delivery.retryScheduleMs,
+    [1000, 120_000],
+  );
+});
+
+test("every field of a REDIS_URL is read: user, password, database and TLS", () => {
+  assert.deepEqual(parseRedisUrl("rediss://hook%40user:p%3Ass@cache.internal:6380/3"), {
+    host: "cache.internal",
+    port: 6380,
+    db: 3,
+    username: "hook@user",
+    password: "p:ss",
+    tls: { servername: "cache.internal" },
+  });
+  assert.deepEqual(parseRedisUrl("redis://:secret@127.0.0.1"), {
+    host: "127.0.0.1",
+    port: 6379,
+    db: 0,
+    password: "secret",
+  });
+});
+
+test("bad values are reported together, each naming its variable", () => {
+  assert.throws(
+    () =>
+      loadConfig({
+        HOOKLINE_DELIVERY_TIMEOUT_MS: "soon",
+        HOOKLINE_RETRY_SCHEDULE: "5 parsecs",
+        REDIS_URL: "http://x",
+        HOOKLINE_API_ADDR: "nowhere",
+      }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      const text = error.message;
+      for (const name of [
+        "HOOKLINE_DELIVERY_TIMEOUT_MS",
+        "HOOKLINE_RETRY_SCHEDULE",
+        "REDIS_URL",
+        "HOOKLINE_API_ADDR",
+      ]) {
+        assert.match(text, new RegExp(name));
+      }
+      return true;
+    },
+  );
+});

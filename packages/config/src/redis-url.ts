@@ -1,0 +1,31 @@
+/** What a REDIS_URL says, in the shape ioredis takes as options. */
+export interface RedisOptions {
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+  db: number;
+  tls?: { servername?: string };
+}
+
+/** Reads every field of a redis:// or rediss:// URL: user, password, database number and TLS. */
+export function parseRedisUrl(text: string): RedisOptions {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error("is not a URL (expected redis://[user:password@]host[:port][/db])");
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+    throw new Error(`has scheme ${url.protocol} (expected redis: or rediss:)`);
+  }
+  const dbText = url.pathname.replace(/^\//, "") || url.searchParams.get("db") || "0";
+  const db = Number(dbText);
+  if (!Number.isInteger(db) || db < 0) throw new Error(`has database "${dbText}" (expected a number)`);
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1") || "127.0.0.1";
+  const options: RedisOptions = { host, port: url.port ? Number(url.port) : 6379, db };
+  if (url.username) options.username = decodeURIComponent(url.username);
+  if (url.password) options.password = decodeURIComponent(url.password);
+  if (url.protocol === "rediss:") options.tls = { servername: host };
+  return options;
+}

@@ -1,0 +1,20 @@
+// IMF-fixdate, RFC 850 and asctime all start with a day name; Date.parse alone accepts "1.5".
+const HTTP_DATE = /^[A-Za-z]{3,9},? /;
+const DELTA_SECONDS = /^\d+$/;
+
+/**
+ * Reads a Retry-After value (delta seconds or an HTTP date) as milliseconds from `nowMs`.
+ * Gives undefined when it is missing, malformed or in the past; huge values are kept for the
+ * retry policy to clamp.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (text === undefined || text === "") return undefined;
+  if (DELTA_SECONDS.test(text)) {
+    return Math.min(Number(text) * 1000, Number.MAX_SAFE_INTEGER);
+  }
+  if (!HTTP_DATE.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at) || at < nowMs) return undefined;
+  return at - nowMs;
+}

@@ -1,0 +1,3 @@
+export { webhookHeaders } from "./headers.js";
+export { generateSecret, InvalidSecretError, parseSecret } from "./secret.js";
+export { signPayload } from "./sign.js";

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import {
+  type AttemptResult,
+  createEndpoint,
+  emitEvent,
+  getEndpoint,
+  getEvent,
+  listAttempts,
+  recordAttempts,
+} from "./index.js";
+import { openTestStore } from "./test-helpers.js";
+
+let store: Awaited<ReturnType<typeof openTestStore>>;
+before(async () => {
+  store = await openTestStore();
+});
+after(() => store.close());
+
+const now = new Date();
+const result = (
+  deliveryId: string,
+  attemptNumber: number,
+  over: Partial<AttemptResult> = {},
+): AttemptResult => ({
+  deliveryId,
+  attemptNumber,
+  startedAt: now,
+  durationMs: 3,
+  responseStatus: 500,
+  responseBody: "oops\u0000",
+  error: "",
+  deliveryStatus: "pending",
+  nextAttemptAt: new Date(now.getTime() + 5000),
+  ...over,
+});
+
+test("an attempt recorded twice (a job that ran again) yields one row, and numbers follow the store", async () => {
+  await createEndpoint(
+    store.db,
+    { tenantId: "t", id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
+    now,
+  );
+  const { deliveries } = await emitEvent(
+    store.db,
+    { tenantId: "t", id: "e1", eventType: "x", dataJson: "{}" },
+    now,
+  );
+  const id = deliveries[0]?.id ?? "";
+  const [first] = await recordAttempts(store.db, [result(id, 1)], now);
+  assert.ok(first);
+  const [again, skipped] = await recordAttempts(store.db, [result(id, 1), result(id, 3)], now);
+  assert.equal(again, undefined, "attempt 1 is already recorded");
+  assert.equal(skipped, undefined, "attempt 3 cannot precede attempt 2");
+  const [second] = await recordAttempts(
+    store.db,
+    [result(id, 2, { responseStatus: 200, deliveryStatus: "delivered", nextAttemptAt: null })],
+    now,
+  );
+  assert.ok(second && BigInt(second) > BigInt(first));
+  const { items } = await listAttempts(store.db, { deliveryId: id }, 10, "");
+  assert.deepEqual(
+    items.map((a) => [a.attemptNumber, a.responseStatus, a.deliveryStatus]),
+    [
+      [1, 500, "pending"],
+      [2, 200, "delivered"],
+    ],
+  );
+  assert.equal(items[0]?.responseBody, "oops\uFFFD");
+  const event = await getEvent(store.db, "t", "e1");
+  assert.deepEqual([event.deliveries[0]?.status, event.deliveries[0]?.attemptCount], ["delivered", 2]);
+});
+
+test("a 410 disables the endpoint with its reason", async () => {
+  await createEndpoint(
+    store.db,
+    { tenantId: "t", id: "gone", url: "https://x.test", description: "", eventTypes: ["g"], secret: "s" },
+    now,
+  );
+  const { deliveries } = await emitEvent(
+    store.db,
+    { tenantId: "t", id: "e2", eventType: "g", dataJson: "{}" },
+    now,
+  );
+  const id = deliveries.find((d) => d.endpointId === "gone")?.id ?? "";
+  await recordAttempts(
+    store.db,
+    [
+      result(id, 1, {
+        responseStatus: 410,
+        deliveryStatus: "cancelled",
+        nextAttemptAt: null,
+        disableEndpointReason: "410 Gone",
+      }),
+    ],
+    now,
+  );
+  const endpoint = await getEndpoint(store.db, "t", "gone");
+  assert.equal(endpoint.status, "disabled");
+  assert.equal(endpoint.disabledReason, "410 Gone");
+  assert.equal(
+    (await getEndpoint(store.db, "t", "ep")).status,
+    "enabled",
+    "only the endpoint that answered 410",
+  );
+});

@@ -1,0 +1,92 @@
+import { mkdir } from "node:fs/promises";
+import { PGlite } from "@electric-sql/pglite";
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
+import { migrate } from "./migrations.js";
+import { type Database, STORE_SCHEMA } from "./schema.js";
+
+/** Where the store lives: a real PostgreSQL URL, or embedded PGlite (on disk, or in memory when dataDir is null). */
+export type StoreLocation = { databaseUrl: string } | { dataDir: string | null };
+
+/** An open database: the kysely handle, and how other clients (BullMQ) reach the same database. */
+export interface StoreConnection {
+  readonly db: Kysely<Database>;
+  /** pg settings that reach this same database; for embedded PGlite, its local socket. */
+  readonly pgConfig: pg.ClientConfig;
+  readonly embedded: boolean;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  poolSize?: number;
+  /** Called with pool errors (a dropped idle connection) instead of crashing the process. */
+  onError?: (error: Error) => void;
+}
+
+/** Opens the store and runs its migrations. */
+export async function connectStore(
+  location: StoreLocation,
+  options: ConnectOptions = {},
+): Promise<StoreConnection> {
+  if ("databaseUrl" in location) {
+    return open({ connectionString: location.databaseUrl }, false, options, async () => {});
+  }
+  const embedded = await startEmbedded(location.dataDir);
+  try {
+    return await open(embedded.pgConfig, true, options, embedded.stop);
+  } catch (error) {
+    await embedded.stop();
+    throw error;
+  }
+}
+
+async function open(
+  pgConfig: pg.ClientConfig,
+  embedded: boolean,
+  options: ConnectOptions,
+  stopServer: () => Promise<void>,
+): Promise<StoreConnection> {
+  const pool = new pg.Pool({ ...pgConfig, max: options.poolSize ?? (embedded ? 4 : 10) });
+  pool.on("error", (error) => options.onError?.(error));
+  const root = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrate(root as unknown as Kysely<unknown>);
+  } catch (error) {
+    await root.destroy();
+    throw error;
+  }
+  let closed: Promise<void> | undefined;
+  return {
+    db: root.withSchema(STORE_SCHEMA),
+    pgConfig,
+    embedded,
+    close() {
+      closed ??= root.destroy().then(stopServer);
+      return closed;
+    },
+  };
+}
+
+/**
+ * Starts PGlite and serves it on a loopback socket, so that the store and BullMQ's PostgreSQL
+ * backend both speak plain `pg` to it. The socket serialises whole transactions per connection,
+ * which calling PGlite directly beside the socket would not.
+ */
+async function startEmbedded(dataDir: string | null) {
+  if (dataDir !== null) await mkdir(dataDir, { recursive: true });
+  const pglite = dataDir === null ? await PGlite.create() : await PGlite.create({ dataDir });
+  // The socket ignores startup options, so BullMQ's search_path is set once for the shared session.
+  await pglite.exec("SET search_path TO bullmq, public");
+  const server = new PGLiteSocketServer({ db: pglite, host: "127.0.0.1", port: 0, maxConnections: 1000 });
+  await server.start();
+  const [host, port] = server.getServerConn().split(":");
+  const pgConfig: pg.ClientConfig = { host, port: Number(port), user: "postgres", database: "postgres" };
+  return {
+    pgConfig,
+    async stop() {
+      await server.stop();
+      await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import { type Kysely, type Selectable, sql } from "kysely";
+import { decodePageToken, pageOf } from "./page-token.js";
+import type { Database, DeliveryStatusValue, DeliveryTable, EndpointStatusValue } from "./schema.js";
+
+export interface DeliveryRecord {
+  id: string;
+  tenantId: string;
+  eventId: string;
+  endpointId: string;
+  status: DeliveryStatusValue;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+}
+
+export interface DeliveryFilter {
+  tenantId?: string;
+  eventId?: string;
+  endpointId?: string;
+  status?: DeliveryStatusValue;
+}
+
+export async function listDeliveries(
+  db: Kysely<Database>,
+  filter: DeliveryFilter,
+  pageSize: number,
+  pageToken: string,
+): Promise<{ items: DeliveryRecord[]; nextPageToken: string }> {
+  const after = decodePageToken(pageToken);
+  let query = db.selectFrom("deliveries").selectAll();
+  if (filter.tenantId) query = query.where("tenant_id", "=", filter.tenantId);
+  if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
+  if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
+  if (filter.status) query = query.where("status", "=", filter.status);
+  if (after !== undefined) query = query.where("seq", ">", after);
+  const rows = await query
+    .orderBy("seq")
+    .limit(pageSize + 1)
+    .execute();
+  const page = pageOf(rows, pageSize, (row) => row.seq);
+  return { items: page.items.map(toDelivery), nextPageToken: page.nextPageToken };
+}
+
+/** Everything one attempt needs, read in one query for a batch of deliveries. */
+export interface DeliveryWork {
+  id: string;
+  tenantId: string;
+  eventId: string;
+  endpointId: string;
+  status: DeliveryStatusValue;
+  attemptCount: number;
+  eventType: string;
+  dataJson: string;
+  eventCreatedAt: Date;
+  /** Undefined when the endpoint was deleted. */
+  endpoint: { url: string; secret: string; status: EndpointStatusValue } | undefined;
+}
+
+export async function loadDeliveryWork(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<DeliveryWork[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom("deliveries as d")
+    .innerJoin("events as e", (join) =>
+      join.onRef("e.tenant_id", "=", "d.tenant_id").onRef("e.id", "=", "d.event_id"),
+    )
+    .leftJoin("endpoints as ep", (join) =>
+      join.onRef("ep.tenant_id", "=", "d.tenant_id").onRef("ep.id", "=", "d.endpoint_id"),
+    )
+    .select([
+      "d.id",
+      "d.tenant_id",
+      "d.event_id",
+      "d.endpoint_id",
+      "d.status",
+      "d.attempt_count",
+      "e.event_type",
+      "e.data_json",
+      "e.created_at as event_created_at",
+      "ep.url",
+      "ep.secret",
+      "ep.status as endpoint_status",
+    ])
+    .where("d.id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    tenantId: row.tenant_id,
+    eventId: row.event_id,
+    endpointId: row.endpoint_id,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    eventType: row.event_type,
+    dataJson: row.data_json,
+    eventCreatedAt: row.event_created_at,
+    endpoint:
+      row.url !== null && row.secret !== null && row.endpoint_status !== null
+        ? { url: row.url, secret: row.secret, status: row.endpoint_status }
+        : undefined,
+  }));
+}
+
+/** Marks pending deliveries cancelled (their endpoint is gone or disabled); returns those changed. */
+export async function cancelDeliveries(
+  db: Kysely<Database>,
+  ids: readonly string[],
+  now: Date,
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable("deliveries")
+    .set({ status: "cancelled", next_attempt_at: null, updated_at: now })
+    .where("id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
+    .where("status", "=", "pending")
+    .returning("id")
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** A pending delivery whose next attempt is overdue: the sweeper checks that a job exists for it. */
+export interface OverdueDelivery {
+  id: string;
+  tenantId: string;
+  endpointId: string;
+  attemptCount: number;
+}
+
+export async function findOverdueDeliveries(
+  db: Kysely<Database>,
+  dueBefore: Date,
+  limit: number,
+): Promise<OverdueDelivery[]> {
+  const rows = await db
+    .selectFrom("deliveries")
+    .select(["id", "tenant_id", "endpoint_id", "attempt_count"])
+    .where("status", "=", "pending")
+    .where("next_attempt_at", "<", dueBefore)
+    .orderBy("next_attempt_at")
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    tenantId: row.tenant_id,
+    endpointId: row.endpoint_id,
+    attemptCount: row.attempt_count,
+  }));
+}
+
+export function toDelivery(row: Selectable<DeliveryTable>): DeliveryRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    eventId: row.event_id,
+    endpointId: row.endpoint_id,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    nextAttemptAt: row.next_attempt_at,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { sql } from "kysely";
+import {
+  createEndpoint,
+  deliveryIdFor,
+  emitEvent,
+  getEvent,
+  listDeliveries,
+  updateEndpoint,
+} from "./index.js";
+import { openTestStore } from "./test-helpers.js";
+
+let store: Awaited<ReturnType<typeof openTestStore>>;
+before(async () => {
+  store = await openTestStore();
+});
+after(() => store.close());
+
+const now = new Date("2026-11-30T10:00:00Z");
+const endpoint = (tenantId: string, id: string, eventTypes: string[] = []) =>
+  createEndpoint(
+    store.db,
+    { tenantId, id, url: `https://example.test/${id}`, description: "", eventTypes, secret: "whsec_x" },
+    now,
+  );
+
+test("emit writes one delivery per enabled endpoint whose types match, and nothing for others", async () => {
+  await endpoint("t-match", "all");
+  await endpoint("t-match", "invoices", ["invoice.paid", "invoice.void"]);
+  await endpoint("t-match", "orders", ["order.created"]);
+  await endpoint("t-match", "off");
+  await updateEndpoint(store.db, "t-match", "off", { status: "disabled" }, now);
+  await endpoint("t-other", "elsewhere");
+
+  const result = await emitEvent(
+    store.db,
+    { tenantId: "t-match", id: "evt-1", eventType: "invoice.paid", dataJson: "{}" },
+    now,
+  );
+  assert.equal(result.duplicate, false);
+  assert.deepEqual(
+    result.deliveries.map((d) => d.endpointId),
+    ["all", "invoices"],
+  );
+  const { deliveries } = await getEvent(store.db, "t-match", "evt-1");
+  assert.deepEqual(
+    deliveries.map((d) => [d.endpointId, d.status, d.attemptCount]),
+    [
+      ["all", "pending", 0],
+      ["invoices", "pending", 0],
+    ],
+  );
+});
+
+test("re-emitting an event id writes nothing and returns the original deliveries", async () => {
+  await endpoint("t-dup", "a");
+  const first = await emitEvent(store.db, { tenantId: "t-dup", id: "e", eventType: "x", dataJson: "1" }, now);
+  await endpoint("t-dup", "b");
+  const again = await emitEvent(store.db, { tenantId: "t-dup", id: "e", eventType: "y", dataJson: "2" }, now);
+  assert.equal(again.duplicate, true);
+  assert.deepEqual(again.deliveries, first.deliveries);
+  const { event, deliveries } = await getEvent(store.db, "t-dup", "e");
+  assert.equal(event.dataJson, "1");
+  assert.equal(deliveries.length, 1);
+});
+
+test("concurrent emits of one event id record it once", async () => {
+  await endpoint("t-race", "a");
+  const results = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      emitEvent(store.db, { tenantId: "t-race", id: "same", eventType: "x", dataJson: "{}" }, now),
+    ),
+  );
+  assert.equal(results.filter((r) => !r.duplicate).length, 1);
+  const { items } = await listDeliveries(store.db, { tenantId: "t-race" }, 100, "");
+  assert.equal(items.length, 1);
+});
+
+test("delivery ids hold no colon and never collide across tenant, event and endpoint", async () => {
+  const colon = deliveryIdFor("t", "order:1001", "acct:7");
+  assert.ok(!colon.includes(":"), colon);
+  assert.ok(!/^\d+$/.test(colon));
+  assert.notEqual(deliveryIdFor("t", "order-1", "customer"), deliveryIdFor("t", "order", "1-customer"));
+  assert.notEqual(deliveryIdFor("a", "e", "p"), deliveryIdFor("b", "e", "p"));
+  assert.equal(deliveryIdFor("t", "e", "p"), deliveryIdFor("t", "e", "p"));
+
+  await endpoint("t-ids", "customer");
+  await endpoint("t-ids", "1-customer");
+  await endpoint("t-ids", "acct:7");
+  const a = await emitEvent(
+    store.db,
+    { tenantId: "t-ids", id: "order-1", eventType: "x", dataJson: "{}" },
+    now,
+  );
+  const b = await emitEvent(
+    store.db,
+    { tenantId: "t-ids", id: "order", eventType: "x", dataJson: "{}" },
+    now,
+  );
+  const c = await emitEvent(
+    store.db,
+    { tenantId: "t-ids", id: "order:1001", eventType: "x", dataJson: "{}" },
+    now,
+  );
+  const ids = [...a.deliveries, ...b.deliveries, ...c.deliveries].map((d) => d.id);
+  assert.equal(new Set(ids).size, 9);
+  assert.ok(ids.every((id) => !id.includes(":")));
+});
+
+test("the same ids in two tenants are two events", async () => {
+  await endpoint("t-one", "ep");
+  await endpoint("t-two", "ep");
+  const one = await emitEvent(store.db, { tenantId: "t-one", id: "e", eventType: "x", dataJson: "{}" }, now);
+  const two = await emitEvent(store.db, { tenantId: "t-two", id: "e", eventType: "x", dataJson: "{}" }, now);
+  assert.equal(two.duplicate, false);
+  assert.notEqual(one.deliveries[0]?.id, two.deliveries[0]?.id);
+});
+
+test("a failed emit leaves nothing half-written", async () => {
+  await endpoint("t-fail", "ep");
+  // A trigger that rejects the delivery insert makes the transaction fail after the event insert.
+  await sql`create function hookline.refuse() returns trigger language plpgsql as $$
+    begin raise exception 'refused'; end $$`.execute(store.db);
+  await sql`create trigger refuse before insert on hookline.deliveries for each row
+    when (new.tenant_id = 't-fail') execute function hookline.refuse()`.execute(store.db);
+  await assert.rejects(
+    emitEvent(store.db, { tenantId: "t-fail", id: "e", eventType: "x", dataJson: "{}" }, now),
+    /refused/,
+  );
+  await assert.rejects(getEvent(store.db, "t-fail", "e"), /not found/);
+  await sql`drop trigger refuse on hookline.deliveries`.execute(store.db);
+});

@@ -1,0 +1,146 @@
+import type { Kysely, Selectable } from "kysely";
+import { AlreadyExistsError, isUniqueViolation, NotFoundError } from "./errors.js";
+import { decodePageToken, pageOf } from "./page-token.js";
+import type { Database, EndpointStatusValue, EndpointTable } from "./schema.js";
+
+export interface EndpointRecord {
+  tenantId: string;
+  id: string;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  status: EndpointStatusValue;
+  disabledReason: string;
+  secret: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewEndpoint {
+  tenantId: string;
+  id: string;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  secret: string;
+}
+
+/** Fields to change; undefined leaves a field as it is. */
+export interface EndpointPatch {
+  url?: string;
+  description?: string;
+  eventTypes?: string[];
+  status?: EndpointStatusValue;
+}
+
+export async function createEndpoint(
+  db: Kysely<Database>,
+  input: NewEndpoint,
+  now: Date,
+): Promise<EndpointRecord> {
+  try {
+    const row = await db
+      .insertInto("endpoints")
+      .values({
+        tenant_id: input.tenantId,
+        id: input.id,
+        url: input.url,
+        description: input.description,
+        event_types: input.eventTypes,
+        status: "enabled",
+        disabled_reason: "",
+        secret: input.secret,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toEndpoint(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AlreadyExistsError(`endpoint "${input.id}"`);
+    throw error;
+  }
+}
+
+export async function getEndpoint(
+  db: Kysely<Database>,
+  tenantId: string,
+  id: string,
+): Promise<EndpointRecord> {
+  const row = await db
+    .selectFrom("endpoints")
+    .selectAll()
+    .where("tenant_id", "=", tenantId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError(`endpoint "${id}"`);
+  return toEndpoint(row);
+}
+
+export async function listEndpoints(
+  db: Kysely<Database>,
+  tenantId: string,
+  pageSize: number,
+  pageToken: string,
+): Promise<{ items: EndpointRecord[]; nextPageToken: string }> {
+  const after = decodePageToken(pageToken);
+  let query = db.selectFrom("endpoints").selectAll().where("tenant_id", "=", tenantId);
+  if (after !== undefined) query = query.where("seq", ">", after);
+  const rows = await query
+    .orderBy("seq")
+    .limit(pageSize + 1)
+    .execute();
+  const page = pageOf(rows, pageSize, (row) => row.seq);
+  return { items: page.items.map(toEndpoint), nextPageToken: page.nextPageToken };
+}
+
+export async function updateEndpoint(
+  db: Kysely<Database>,
+  tenantId: string,
+  id: string,
+  patch: EndpointPatch,
+  now: Date,
+): Promise<EndpointRecord> {
+  const row = await db
+    .updateTable("endpoints")
+    .set({
+      updated_at: now,
+      ...(patch.url !== undefined && { url: patch.url }),
+      ...(patch.description !== undefined && { description: patch.description }),
+      ...(patch.eventTypes !== undefined && { event_types: patch.eventTypes }),
+      ...(patch.status !== undefined && {
+        status: patch.status,
+        disabled_reason: patch.status === "enabled" ? "" : "disabled through the API",
+      }),
+    })
+    .where("tenant_id", "=", tenantId)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError(`endpoint "${id}"`);
+  return toEndpoint(row);
+}
+
+export async function deleteEndpoint(db: Kysely<Database>, tenantId: string, id: string): Promise<void> {
+  const result = await db
+    .deleteFrom("endpoints")
+    .where("tenant_id", "=", tenantId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (result.numDeletedRows === 0n) throw new NotFoundError(`endpoint "${id}"`);
+}
+
+function toEndpoint(row: Selectable<EndpointTable>): EndpointRecord {
+  return {
+    tenantId: row.tenant_id,
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    eventTypes: row.event_types,
+    status: row.status,
+    disabledReason: row.disabled_reason,
+    secret: row.secret,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

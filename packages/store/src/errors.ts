@@ -1,0 +1,49 @@
+/** A row the caller named does not exist. */
+export class NotFoundError extends Error {
+  constructor(readonly what: string) {
+    super(`${what} not found`);
+    this.name = "NotFoundError";
+  }
+}
+
+/** A row with that key exists already. */
+export class AlreadyExistsError extends Error {
+  constructor(readonly what: string) {
+    super(`${what} already exists`);
+    this.name = "AlreadyExistsError";
+  }
+}
+
+/** The database could not be reached or refused service; the caller may try again. */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super("the database is unavailable", { cause });
+    this.name = "StoreUnavailableError";
+  }
+}
+
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "57P01",
+  "57P03",
+]);
+
+/** True for errors that mean "could not talk to the database", not "the query was wrong". */
+export function isConnectionError(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("08"))) return true;
+  const message = (error as { message?: unknown }).message;
+  return (
+    typeof message === "string" &&
+    /Connection terminated|connection timeout|Client has encountered/.test(message)
+  );
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+}

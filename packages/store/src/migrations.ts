@@ -1,0 +1,109 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import { STORE_SCHEMA } from "./schema.js";
+
+// Versioned migrations, in order. Never edit a published one: add the next.
+const migrations: Record<string, Migration> = {
+  "0001_initial": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(STORE_SCHEMA);
+      await s
+        .createTable("endpoints")
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("id", "text", (c) => c.notNull())
+        .addColumn("seq", "bigserial", (c) => c.notNull())
+        .addColumn("url", "text", (c) => c.notNull())
+        .addColumn("description", "text", (c) => c.notNull().defaultTo(""))
+        .addColumn("event_types", sql`text[]`, (c) => c.notNull().defaultTo(sql`'{}'`))
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("disabled_reason", "text", (c) => c.notNull().defaultTo(""))
+        .addColumn("secret", "text", (c) => c.notNull())
+        .addColumn("created_at", "timestamptz", (c) => c.notNull())
+        .addColumn("updated_at", "timestamptz", (c) => c.notNull())
+        .addPrimaryKeyConstraint("endpoints_pk", ["tenant_id", "id"])
+        .execute();
+      await s.createIndex("endpoints_tenant_seq").on("endpoints").columns(["tenant_id", "seq"]).execute();
+
+      await s
+        .createTable("events")
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("id", "text", (c) => c.notNull())
+        .addColumn("seq", "bigserial", (c) => c.notNull())
+        .addColumn("event_type", "text", (c) => c.notNull())
+        .addColumn("data_json", "text", (c) => c.notNull())
+        .addColumn("created_at", "timestamptz", (c) => c.notNull())
+        .addPrimaryKeyConstraint("events_pk", ["tenant_id", "id"])
+        .execute();
+
+      await s
+        .createTable("deliveries")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("seq", "bigserial", (c) => c.notNull())
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("event_id", "text", (c) => c.notNull())
+        .addColumn("endpoint_id", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("attempt_count", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("next_attempt_at", "timestamptz")
+        .addColumn("created_at", "timestamptz", (c) => c.notNull())
+        .addColumn("updated_at", "timestamptz", (c) => c.notNull())
+        .execute();
+      await s.createIndex("deliveries_seq").on("deliveries").column("seq").execute();
+      await s.createIndex("deliveries_tenant_seq").on("deliveries").columns(["tenant_id", "seq"]).execute();
+      await s.createIndex("deliveries_event").on("deliveries").columns(["tenant_id", "event_id"]).execute();
+      await s
+        .createIndex("deliveries_endpoint")
+        .on("deliveries")
+        .columns(["tenant_id", "endpoint_id", "seq"])
+        .execute();
+      // The sweeper scans only pending rows by due time.
+      await s
+        .createIndex("deliveries_pending_due")
+        .on("deliveries")
+        .column("next_attempt_at")
+        .where(sql.ref("status"), "=", "pending")
+        .execute();
+
+      await s
+        .createTable("attempts")
+        .addColumn("id", "bigserial", (c) => c.primaryKey())
+        .addColumn("tenant_id", "text", (c) => c.notNull())
+        .addColumn("delivery_id", "text", (c) => c.notNull())
+        .addColumn("event_id", "text", (c) => c.notNull())
+        .addColumn("endpoint_id", "text", (c) => c.notNull())
+        .addColumn("attempt_number", "integer", (c) => c.notNull())
+        .addColumn("started_at", "timestamptz", (c) => c.notNull())
+        .addColumn("duration_ms", "integer", (c) => c.notNull())
+        .addColumn("response_status", "integer", (c) => c.notNull())
+        .addColumn("response_body", "text", (c) => c.notNull())
+        .addColumn("error", "text", (c) => c.notNull())
+        .addColumn("delivery_status", "text", (c) => c.notNull())
+        // One row per (delivery, attempt number), whatever the queue does twice.
+        .addUniqueConstraint("attempts_delivery_attempt", ["delivery_id", "attempt_number"])
+        .execute();
+      await s.createIndex("attempts_tenant_id").on("attempts").columns(["tenant_id", "id"]).execute();
+      await s.createIndex("attempts_event").on("attempts").columns(["tenant_id", "event_id", "id"]).execute();
+      await s
+        .createIndex("attempts_endpoint")
+        .on("attempts")
+        .columns(["tenant_id", "endpoint_id", "id"])
+        .execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Brings the store schema up to date; safe when several processes start at once (kysely locks). */
+export async function migrate(db: Kysely<unknown>): Promise<void> {
+  await sql`create schema if not exists ${sql.id(STORE_SCHEMA)}`.execute(db).catch(async (error: unknown) => {
+    // Two processes creating the schema at once: the loser sees a unique violation; the schema exists.
+    if (!isUniqueViolation(error)) throw error;
+  });
+  const migrator = new Migrator({ db, provider, migrationTableSchema: STORE_SCHEMA });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: string }).code === "23505";
+}

@@ -1,0 +1,32 @@
+/** Keyset page tokens: the last seen sequence number, opaque to clients. */
+export function encodePageToken(seq: string): string {
+  return Buffer.from(`k1.${seq}`).toString("base64url");
+}
+
+/** The sequence number in a page token; throws on a token this service did not make. */
+export function decodePageToken(token: string): string | undefined {
+  if (token === "") return undefined;
+  const text = Buffer.from(token, "base64url").toString();
+  const match = /^k1\.(\d{1,19})$/.exec(text);
+  if (!match?.[1]) throw new InvalidPageTokenError();
+  return match[1];
+}
+
+export class InvalidPageTokenError extends Error {
+  constructor() {
+    super("page_token is not a token this service issued");
+    this.name = "InvalidPageTokenError";
+  }
+}
+
+/** Splits a page of limit+1 rows into the page and the token for the next one. */
+export function pageOf<T>(
+  rows: T[],
+  limit: number,
+  seqOf: (row: T) => string,
+): { items: T[]; nextPageToken: string } {
+  if (rows.length <= limit) return { items: rows, nextPageToken: "" };
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextPageToken: last === undefined ? "" : encodePageToken(seqOf(last)) };
+}

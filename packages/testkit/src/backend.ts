@@ -1,0 +1,59 @@
+import { randomBytes } from "node:crypto";
+import type { RedisOptions } from "@hookline/config";
+import pg from "pg";
+
+/** Which backends a test run uses: set by `pnpm test:embedded` and `pnpm test:servers`. */
+export type TestBackendKind = "embedded" | "servers";
+
+export function testBackendKind(env: NodeJS.ProcessEnv = process.env): TestBackendKind {
+  return env.HOOKLINE_TEST_BACKEND === "servers" ? "servers" : "embedded";
+}
+
+/** A fresh, isolated place to run against: its own database (or in-memory PGlite) and queue prefix. */
+export interface TestBackend {
+  kind: TestBackendKind;
+  /** Undefined: embedded PGlite. */
+  databaseUrl: string | undefined;
+  /** Undefined: BullMQ's PostgreSQL backend. */
+  redis: RedisOptions | undefined;
+  prefix: string;
+  /** Drops the database made for this test. */
+  dispose(): Promise<void>;
+}
+
+const ADMIN_URL = process.env.HOOKLINE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS: RedisOptions = {
+  host: process.env.HOOKLINE_TEST_REDIS_HOST ?? "127.0.0.1",
+  port: Number(process.env.HOOKLINE_TEST_REDIS_PORT ?? 6379),
+  db: 0,
+};
+
+/** Creates a backend for one test: a new database on the real PostgreSQL, or nothing for PGlite. */
+export async function createTestBackend(kind: TestBackendKind = testBackendKind()): Promise<TestBackend> {
+  const prefix = `t${randomBytes(4).toString("hex")}`;
+  if (kind === "embedded") {
+    return { kind, databaseUrl: undefined, redis: undefined, prefix, dispose: async () => {} };
+  }
+  const name = `hookline_test_${prefix}`;
+  await withAdmin((client) => client.query(`create database ${name}`));
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    kind,
+    databaseUrl: url.toString(),
+    redis: REDIS,
+    prefix,
+    dispose: () =>
+      withAdmin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => {}),
+  };
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}

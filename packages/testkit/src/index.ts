@@ -1,0 +1,1 @@
+export { createTestBackend, type TestBackend, type TestBackendKind, testBackendKind } from "./backend.js";
