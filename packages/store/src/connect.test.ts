@@ -12,8 +12,6 @@ test("embedded data survives a restart", {
   const dir = await mkdtemp(join(tmpdir(), "hookline-store-"));
   try {
     const first = await connectStore({ dataDir: dir });
-    const [first, , third] = stores;
-    assert.ok(first && third);
     await createEndpoint(
       first.db,
       { tenantId: "t", id: "kept", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
@@ -39,6 +37,8 @@ test("two processes migrating one PostgreSQL database at once both succeed", {
       connectStore({ databaseUrl: url }),
       connectStore({ databaseUrl: url }),
     ]);
+    const [first, , third] = stores;
+    assert.ok(first && third);
     await createEndpoint(
       first.db,
       { tenantId: "t", id: "x", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
