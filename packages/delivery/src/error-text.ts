@@ -1,4 +1,10 @@
-const CONNECT_FAILURES = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ETIMEDOUT"]);
+const CONNECT_FAILURES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "ETIMEDOUT",
+]);
 const DNS_FAILURES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NODATA"]);
 const RESETS = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
 const TLS_FAILURE = /^(?:CERT_|ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
@@ -20,7 +26,7 @@ export function errorText(error: unknown, timeoutMs: number): string {
   if (DNS_FAILURES.has(code)) return `DNS lookup failed: ${code}`;
   if (RESETS.has(code)) return `connection reset: ${code}`;
   if (code === "UND_ERR_SOCKET") return `connection closed: ${message}`;
-  if (code === "UND_ERR_RES_CONTENT_LENGTH_MISMATCH") return "invalid HTTP response: body shorter than Content-Length";
+  if (code === "UND_ERR_RES_CONTENT_LENGTH_MISMATCH") return "invalid HTTP response: body cut short";
   if (TLS_FAILURE.test(code)) return `TLS handshake failed: ${code}`;
   if (code === "UND_ERR_INVALID_ARG") return `invalid request: ${message}`;
   return `request failed: ${code}`;

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import type { TestContext } from "node:test";
 import { test } from "node:test";
 import { type AttemptOutcome, createHttpClient, type HttpClientOptions, verdictOf } from "./index.js";
-import { closedPort, startHttpServer, startTcpServer, type TestServer } from "./test-support/servers.js";
+import { closedPort, startHttpServer, startTcpServer, type TestServer } from "./test-helpers.js";
 
 const SIGNATURE = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=";
 const HEADERS = {
@@ -86,12 +86,13 @@ test("2xx is delivered, 410 is gone, 500 and 404 are retried", async (t) => {
 });
 
 test("a receiver that never answers times out with the deadline in the message", async (t) => {
-  const server = closeAfter(
-    t,
-    await startHttpServer(() => {}),
-  );
+  const server = closeAfter(t, await startHttpServer(() => {}));
 
-  const outcome = await clientFor(t, { timeoutMs: 300 }).post({ url: server.url, headers: HEADERS, body: BODY });
+  const outcome = await clientFor(t, { timeoutMs: 300 }).post({
+    url: server.url,
+    headers: HEADERS,
+    body: BODY,
+  });
 
   assert.equal(expectError(outcome), "no response within 300 ms");
   assert.ok(outcome.durationMs >= 300 && outcome.durationMs < 1500, `durationMs ${outcome.durationMs}`);
@@ -160,7 +161,11 @@ test("a body cut inside a multi-byte character is returned without the broken ch
     }),
   );
 
-  const outcome = await clientFor(t, { maxResponseBytes: 10 }).post({ url: server.url, headers: HEADERS, body: BODY });
+  const outcome = await clientFor(t, { maxResponseBytes: 10 }).post({
+    url: server.url,
+    headers: HEADERS,
+    body: BODY,
+  });
 
   assert.equal(expectResponse(outcome).body, "€€€");
 });
@@ -213,7 +218,11 @@ test("a body slower than the deadline returns the response with what arrived in 
     }),
   );
 
-  const outcome = await clientFor(t, { timeoutMs: 300 }).post({ url: server.url, headers: HEADERS, body: BODY });
+  const outcome = await clientFor(t, { timeoutMs: 300 }).post({
+    url: server.url,
+    headers: HEADERS,
+    body: BODY,
+  });
 
   const response = expectResponse(outcome);
   assert.equal(response.status, 200);
@@ -238,7 +247,10 @@ test("an answer that is not HTTP is reported as an invalid response", async (t) 
 test("bad URLs and bad header values are reported without sending anything", async (t) => {
   const client = clientFor(t);
 
-  assert.equal(expectError(await client.post({ url: "not a url", headers: HEADERS, body: BODY })), "invalid URL");
+  assert.equal(
+    expectError(await client.post({ url: "not a url", headers: HEADERS, body: BODY })),
+    "invalid URL",
+  );
   assert.match(
     expectError(await client.post({ url: "ftp://127.0.0.1/", headers: HEADERS, body: BODY })),
     /^invalid URL/,
@@ -264,7 +276,10 @@ test("sequential posts to one receiver reuse keep-alive connections", async (t) 
   const client = clientFor(t);
 
   for (let i = 0; i < 100; i++) {
-    assert.equal(verdictOf(await client.post({ url: server.url, headers: HEADERS, body: BODY })), "delivered");
+    assert.equal(
+      verdictOf(await client.post({ url: server.url, headers: HEADERS, body: BODY })),
+      "delivered",
+    );
   }
 
   assert.ok(server.connections() <= 2, `${server.connections()} connections for 100 posts`);
@@ -275,13 +290,15 @@ test("Retry-After is read on 429 and 503, as seconds or an HTTP date, and ignore
     t,
     await startHttpServer((req, res) => {
       const [, status, kind] = req.url?.split("/").slice(1) ?? [];
-      const value = kind === "date" ? new Date(Date.now() + 120_000).toUTCString() : kind === "bad" ? "soon" : "30";
+      const value =
+        kind === "date" ? new Date(Date.now() + 120_000).toUTCString() : kind === "bad" ? "soon" : "30";
       res.writeHead(Number(status), { "retry-after": value }).end();
     }),
   );
   const client = clientFor(t);
   const retryAfter = async (path: string): Promise<number | undefined> =>
-    expectResponse(await client.post({ url: `${server.url}/${path}`, headers: HEADERS, body: BODY })).retryAfterMs;
+    expectResponse(await client.post({ url: `${server.url}/${path}`, headers: HEADERS, body: BODY }))
+      .retryAfterMs;
 
   assert.equal(await retryAfter("429/seconds"), 30_000);
   assert.equal(await retryAfter("503/seconds"), 30_000);

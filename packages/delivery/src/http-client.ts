@@ -54,7 +54,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       return { kind: "error", error: "invalid URL", durationMs: elapsed() };
     }
     if (target.protocol !== "http:" && target.protocol !== "https:") {
-      return { kind: "error", error: "invalid URL: only http and https are supported", durationMs: elapsed() };
+      return {
+        kind: "error",
+        error: "invalid URL: only http and https are supported",
+        durationMs: elapsed(),
+      };
     }
 
     const controller = new AbortController();
@@ -88,7 +92,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         // did last the whole deadline.
         return { kind: "error", error: timeoutText(timeoutMs), durationMs: Math.max(elapsed(), timeoutMs) };
       }
-      return { kind: "error", error: redactHeaderValues(errorText(error, timeoutMs), headers), durationMs: elapsed() };
+      return {
+        kind: "error",
+        error: redactHeaderValues(errorText(error, timeoutMs), headers),
+        durationMs: elapsed(),
+      };
     } finally {
       clearTimeout(timer);
     }

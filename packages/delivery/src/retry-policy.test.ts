@@ -8,7 +8,11 @@ const half = (): number => 0.5;
 function response(status: number, retryAfterMs?: number): AttemptOutcome {
   return { kind: "response", status, body: "", retryAfterMs, durationMs: 12 };
 }
-const networkError: AttemptOutcome = { kind: "error", error: "connection failed: ECONNREFUSED", durationMs: 3 };
+const networkError: AttemptOutcome = {
+  kind: "error",
+  error: "connection failed: ECONNREFUSED",
+  durationMs: 3,
+};
 
 test("with random() = 0.5 each retry waits exactly the scheduled time", () => {
   assert.deepEqual(
@@ -19,15 +23,27 @@ test("with random() = 0.5 each retry waits exactly the scheduled time", () => {
 });
 
 test("jitter stays within ±jitter of the scheduled wait", () => {
-  assert.equal(retryDelayMs(policy, 1, response(503), () => 0), 4_000);
-  assert.equal(retryDelayMs(policy, 1, response(503), () => 0.999_999_9), 6_000);
-  assert.equal(retryDelayMs(policy, 2, response(503), () => 0.75), 330_000);
+  assert.equal(
+    retryDelayMs(policy, 1, response(503), () => 0),
+    4_000,
+  );
+  assert.equal(
+    retryDelayMs(policy, 1, response(503), () => 0.999_999_9),
+    6_000,
+  );
+  assert.equal(
+    retryDelayMs(policy, 2, response(503), () => 0.75),
+    330_000,
+  );
   assert.equal(retryDelayMs({ ...policy, jitter: 0 }, 2, response(503), Math.random), 300_000);
 });
 
 test("Retry-After is honoured but clamped between the scheduled wait and twice it", () => {
   assert.equal(retryDelayMs(policy, 1, response(429, 0), half), 5_000);
-  assert.equal(retryDelayMs(policy, 1, response(429, 7_000), () => 0), 7_000);
+  assert.equal(
+    retryDelayMs(policy, 1, response(429, 7_000), () => 0),
+    7_000,
+  );
   assert.equal(retryDelayMs(policy, 1, response(429, Number.MAX_SAFE_INTEGER), half), 10_000);
   assert.equal(retryDelayMs(policy, 2, response(503, 86_400_000), half), 600_000);
 });

@@ -32,7 +32,12 @@ test("a Buffer body signs the same bytes the receiver gets", () => {
 test("during a rotation, receivers holding only the old or only the new secret both verify", () => {
   const oldSecret = generateSecret();
   const newSecret = generateSecret();
-  const headers = webhookHeaders([parseSecret(oldSecret), parseSecret(newSecret)], "msg_3", nowSeconds(), body);
+  const headers = webhookHeaders(
+    [parseSecret(oldSecret), parseSecret(newSecret)],
+    "msg_3",
+    nowSeconds(),
+    body,
+  );
 
   assert.equal(headers["webhook-signature"]?.split(" ").length, 2);
   assert.deepEqual(new Webhook(oldSecret).verify(body, headers), JSON.parse(body));

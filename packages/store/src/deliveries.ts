@@ -49,6 +49,7 @@ export interface DeliveryWork {
   endpointId: string;
   status: DeliveryStatusValue;
   attemptCount: number;
+  nextAttemptAt: Date | null;
   eventType: string;
   dataJson: string;
   eventCreatedAt: Date;
@@ -76,6 +77,7 @@ export async function loadDeliveryWork(
       "d.endpoint_id",
       "d.status",
       "d.attempt_count",
+      "d.next_attempt_at",
       "e.event_type",
       "e.data_json",
       "e.created_at as event_created_at",
@@ -92,6 +94,7 @@ export async function loadDeliveryWork(
     endpointId: row.endpoint_id,
     status: row.status,
     attemptCount: row.attempt_count,
+    nextAttemptAt: row.next_attempt_at,
     eventType: row.event_type,
     dataJson: row.data_json,
     eventCreatedAt: row.event_created_at,
@@ -159,4 +162,17 @@ export function toDelivery(row: Selectable<DeliveryTable>): DeliveryRecord {
     nextAttemptAt: row.next_attempt_at,
     createdAt: row.created_at,
   };
+}
+
+/** Endpoints whose queues need a consumer: every enabled one, and any with pending deliveries. */
+export async function listEndpointsToServe(
+  db: Kysely<Database>,
+): Promise<{ tenantId: string; endpointId: string }[]> {
+  const rows = await db
+    .selectFrom("endpoints")
+    .select(["tenant_id", "id as endpoint_id"])
+    .where("status", "=", "enabled")
+    .union(db.selectFrom("deliveries").select(["tenant_id", "endpoint_id"]).where("status", "=", "pending").distinct())
+    .execute();
+  return rows.map((row) => ({ tenantId: row.tenant_id, endpointId: row.endpoint_id }));
 }

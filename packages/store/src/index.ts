@@ -13,6 +13,7 @@ export {
   type DeliveryWork,
   findOverdueDeliveries,
   listDeliveries,
+  listEndpointsToServe,
   loadDeliveryWork,
   type OverdueDelivery,
 } from "./deliveries.js";
