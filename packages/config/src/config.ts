@@ -17,6 +17,8 @@ export interface HooklineConfig {
     lanes: number;
     /** How long an idle PostgreSQL-backed worker waits before polling again. */
     pollIntervalMs: number;
+    /** How often workers look for endpoints that need a consumer. */
+    discoveryIntervalMs: number;
   };
   delivery: {
     timeoutMs: number;
@@ -25,6 +27,8 @@ export interface HooklineConfig {
     retryScheduleMs: number[];
     jitter: number;
   };
+  /** Largest data_json an Emit accepts, in bytes. */
+  maxDataBytes: number;
   sweeper: { intervalMs: number; graceMs: number };
 }
 
@@ -95,6 +99,7 @@ export function loadConfig(env: Env): HooklineConfig {
       endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "2", int(1, 1000)),
       lanes: read("HOOKLINE_LANES", "0", int(0, 10_000)),
       pollIntervalMs: read("HOOKLINE_QUEUE_POLL_INTERVAL", "100ms", duration),
+      discoveryIntervalMs: read("HOOKLINE_DISCOVERY_INTERVAL", "2s", duration),
     },
     delivery: {
       timeoutMs: read("HOOKLINE_DELIVERY_TIMEOUT_MS", "10000", int(1, 600_000)),
@@ -106,6 +111,7 @@ export function loadConfig(env: Env): HooklineConfig {
         return n;
       }),
     },
+    maxDataBytes: read("HOOKLINE_MAX_EVENT_BYTES", "262144", int(1, 16 * 1024 * 1024)),
     sweeper: {
       intervalMs: read("HOOKLINE_SWEEP_INTERVAL", "15s", duration),
       graceMs: read("HOOKLINE_SWEEP_GRACE", "30s", duration),

@@ -1,0 +1,34 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
+import type { ApiDeps } from "./deps.js";
+import { errorMappingInterceptor } from "./errors.js";
+import { type ListeningServer, serve } from "./server.js";
+import { attemptLogService } from "./services/attempt-log-service.js";
+import { emitService } from "./services/emit-service.js";
+import { endpointService } from "./services/endpoint-service.js";
+
+/** Registers every Hookline service on a Connect router. */
+export function routes(deps: ApiDeps) {
+  return (router: ConnectRouter) => {
+    router.service(EndpointService, endpointService(deps));
+    router.service(EmitService, emitService(deps));
+    router.service(AttemptLogService, attemptLogService(deps));
+  };
+}
+
+export interface ApiServerOptions {
+  host: string;
+  port: number;
+}
+
+/** Starts the api on host:port (gRPC, gRPC-Web and Connect JSON on the same port). */
+export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promise<ListeningServer> {
+  return serve({
+    host: options.host,
+    port: options.port,
+    routes: routes(deps),
+    interceptors: [errorMappingInterceptor(deps.log)],
+    // Leaves room for the largest data_json plus the envelope of the request.
+    readMaxBytes: deps.maxDataBytes + 64 * 1024,
+  });
+}

@@ -1,0 +1,47 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { EmitService } from "@hookline/contracts";
+import { emitEvent, getEvent, newId } from "@hookline/store";
+import { deliveryMessage, eventMessage } from "../convert.js";
+import type { ApiDeps } from "../deps.js";
+import { jsonText, optionalId, requireEventType, requireId } from "../validate.js";
+
+export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
+  return {
+    async emit(req) {
+      const tenantId = requireId("tenant_id", req.tenantId);
+      const eventId = optionalId("event_id", req.eventId) || newId("evt");
+      const eventType = requireEventType("event_type", req.eventType);
+      const dataJson = jsonText("data_json", req.dataJson, deps.maxDataBytes);
+      const result = await emitEvent(deps.db, { tenantId, id: eventId, eventType, dataJson }, deps.now());
+      // After the commit: the store is the truth, the queue a pointer into it. Should this add fail
+      // or the process die here, the sweeper finds the pending deliveries and enqueues them.
+      // Duplicates are enqueued again too: job ids make that harmless, and it heals a lost add.
+      await deps.producer
+        .enqueue(
+          result.deliveries.map((d) => ({
+            deliveryId: d.id,
+            tenantId: d.tenantId,
+            endpointId: d.endpointId,
+            attemptNumber: 1,
+            delayMs: 0,
+          })),
+        )
+        .catch((error: unknown) =>
+          deps.log("enqueue failed; the sweeper will retry", {
+            eventId,
+            error: error instanceof Error ? error.message : String(error),
+          }),
+        );
+      return { eventId, deliveryIds: result.deliveries.map((d) => d.id), duplicate: result.duplicate };
+    },
+
+    async getEvent(req) {
+      const { event, deliveries } = await getEvent(
+        deps.db,
+        requireId("tenant_id", req.tenantId),
+        requireId("event_id", req.eventId),
+      );
+      return { event: eventMessage(event), deliveries: deliveries.map(deliveryMessage) };
+    },
+  };
+}

@@ -1,0 +1,105 @@
+/** A request field that is missing or malformed; the message names the field. */
+export class InvalidArgumentError extends Error {
+  constructor(
+    readonly field: string,
+    reason: string,
+  ) {
+    super(`${field} ${reason}`);
+    this.name = "InvalidArgumentError";
+  }
+}
+
+export const LIMITS = {
+  idLength: 256,
+  urlLength: 2048,
+  descriptionLength: 1024,
+  eventTypes: 100,
+  eventTypeLength: 256,
+  defaultPageSize: 100,
+  maxPageSize: 1000,
+} as const;
+
+// C0 and C1 control characters have no place in ids or types (they break logs and headers).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A required identifier: non-empty, at most 256 characters, no control characters. */
+export function requireId(field: string, value: string): string {
+  if (value === "") throw new InvalidArgumentError(field, "is required");
+  return checkId(field, value);
+}
+
+/** An optional identifier: "" means "generate one" (or "any" for filters). */
+export function optionalId(field: string, value: string): string {
+  return value === "" ? "" : checkId(field, value);
+}
+
+function checkId(field: string, value: string): string {
+  if (value.length > LIMITS.idLength) {
+    throw new InvalidArgumentError(field, `is longer than ${LIMITS.idLength} characters`);
+  }
+  if (CONTROL.test(value)) throw new InvalidArgumentError(field, "contains control characters");
+  if (value.trim() !== value) throw new InvalidArgumentError(field, "has leading or trailing spaces");
+  return value;
+}
+
+export function requireUrl(field: string, value: string): string {
+  if (value === "") throw new InvalidArgumentError(field, "is required");
+  if (value.length > LIMITS.urlLength) {
+    throw new InvalidArgumentError(field, `is longer than ${LIMITS.urlLength} characters`);
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(field, "is not an absolute URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new InvalidArgumentError(field, "must use http or https");
+  }
+  if (url.username || url.password) throw new InvalidArgumentError(field, "must not carry credentials");
+  return value;
+}
+
+export function requireEventType(field: string, value: string): string {
+  if (value === "") throw new InvalidArgumentError(field, "is required");
+  if (value.length > LIMITS.eventTypeLength) {
+    throw new InvalidArgumentError(field, `is longer than ${LIMITS.eventTypeLength} characters`);
+  }
+  if (CONTROL.test(value) || /\s/.test(value)) {
+    throw new InvalidArgumentError(field, "must not contain spaces or control characters");
+  }
+  return value;
+}
+
+export function eventTypeList(field: string, values: readonly string[]): string[] {
+  if (values.length > LIMITS.eventTypes) {
+    throw new InvalidArgumentError(field, `lists more than ${LIMITS.eventTypes} types`);
+  }
+  return [...new Set(values.map((value, i) => requireEventType(`${field}[${i}]`, value)))];
+}
+
+export function description(field: string, value: string): string {
+  if (value.length > LIMITS.descriptionLength) {
+    throw new InvalidArgumentError(field, `is longer than ${LIMITS.descriptionLength} characters`);
+  }
+  return value;
+}
+
+export function jsonText(field: string, value: string, maxBytes: number): string {
+  if (value === "") throw new InvalidArgumentError(field, "is required (use null for no data)");
+  if (Buffer.byteLength(value) > maxBytes) throw new InvalidArgumentError(field, `is larger than ${maxBytes} bytes`);
+  try {
+    JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError(field, "is not valid JSON");
+  }
+  return value;
+}
+
+export function pageSize(field: string, value: number): number {
+  if (value === 0) return LIMITS.defaultPageSize;
+  if (!Number.isInteger(value) || value < 0 || value > LIMITS.maxPageSize) {
+    throw new InvalidArgumentError(field, `must be from 1 to ${LIMITS.maxPageSize} (0 for the default)`);
+  }
+  return value;
+}

@@ -1,0 +1,70 @@
+import { type HttpClient, type RetryPolicy, retryDelayMs, verdictOf } from "@hookline/delivery";
+import type { DeliveryJobData, DeliveryProducer } from "@hookline/queue";
+import { parseSecret, webhookHeaders } from "@hookline/signing";
+import type { AttemptResult, DeliveryStatusValue, DeliveryWork } from "@hookline/store";
+import { envelopeOf } from "./envelope.js";
+
+/** What processing one delivery job needs; every piece is passed in so tests can swap clocks and randomness. */
+export interface DeliveryDeps {
+  loadWork(deliveryId: string): Promise<DeliveryWork | undefined>;
+  /** Resolves to the attempt id, or undefined when this attempt was already recorded elsewhere. */
+  recordAttempt(result: AttemptResult): Promise<string | undefined>;
+  cancel(deliveryId: string): Promise<void>;
+  producer: Pick<DeliveryProducer, "enqueue">;
+  http: HttpClient;
+  retry: RetryPolicy;
+  now(): number;
+  random(): number;
+}
+
+/**
+ * Runs one attempt of a delivery. The store decides which attempt is due, so a job that stalled
+ * and ran again, or a stale retry job, changes nothing. Throws only when our own infrastructure
+ * fails (the store or the queue); BullMQ then retries the job.
+ */
+export async function processDelivery(deps: DeliveryDeps, job: DeliveryJobData): Promise<void> {
+  const work = await deps.loadWork(job.deliveryId);
+  if (!work || work.status !== "pending") return;
+  const due = work.attemptCount + 1;
+  if (job.attemptNumber !== due) {
+    // An older job ran late (or again): make sure the due attempt has its job, then stop.
+    const waitMs = (work.nextAttemptAt?.getTime() ?? 0) - deps.now();
+    if (job.attemptNumber < due) await scheduleAttempt(deps, work, due, Math.max(0, waitMs));
+    return;
+  }
+  if (!work.endpoint || work.endpoint.status !== "enabled") {
+    await deps.cancel(work.id);
+    return;
+  }
+
+  const body = envelopeOf(work);
+  const startedAt = deps.now();
+  const headers = webhookHeaders([parseSecret(work.endpoint.secret)], work.eventId, Math.floor(startedAt / 1000), body);
+  headers["user-agent"] = "Hookline/0.1";
+  const outcome = await deps.http.post({ url: work.endpoint.url, headers, body });
+
+  const verdict = verdictOf(outcome);
+  const waitMs = verdict === "retry" ? retryDelayMs(deps.retry, due, outcome, deps.random) : undefined;
+  const status: DeliveryStatusValue =
+    verdict === "delivered" ? "delivered" : verdict === "gone" ? "cancelled" : waitMs === undefined ? "failed" : "pending";
+  const result: AttemptResult = {
+    deliveryId: work.id,
+    attemptNumber: due,
+    startedAt: new Date(startedAt),
+    durationMs: Math.round(outcome.durationMs),
+    responseStatus: outcome.kind === "response" ? outcome.status : 0,
+    responseBody: outcome.kind === "response" ? outcome.body : "",
+    error: outcome.kind === "error" ? outcome.error : "",
+    deliveryStatus: status,
+    nextAttemptAt: waitMs === undefined ? null : new Date(deps.now() + waitMs),
+    ...(verdict === "gone" && { disableEndpointReason: "the endpoint answered 410 Gone" }),
+  };
+  const recorded = await deps.recordAttempt(result);
+  if (recorded !== undefined && waitMs !== undefined) await scheduleAttempt(deps, work, due + 1, waitMs);
+}
+
+function scheduleAttempt(deps: DeliveryDeps, work: DeliveryWork, attemptNumber: number, delayMs: number) {
+  return deps.producer.enqueue([
+    { deliveryId: work.id, tenantId: work.tenantId, endpointId: work.endpointId, attemptNumber, delayMs },
+  ]);
+}

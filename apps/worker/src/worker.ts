@@ -1,0 +1,110 @@
+import type { HttpClient, RetryPolicy } from "@hookline/delivery";
+import { DeliveryConsumer, type DeliveryProducer, queueNameFor } from "@hookline/queue";
+import type { QueueBackend } from "@hookline/queue";
+import {
+  type AttemptResult,
+  cancelDeliveries,
+  type Database,
+  type DeliveryWork,
+  listEndpointsToServe,
+  loadDeliveryWork,
+  recordAttempts,
+} from "@hookline/store";
+import type { Kysely } from "kysely";
+import { Batcher } from "@hookline/batching";
+import { processDelivery } from "./process-delivery.js";
+import { sweepOnce } from "./sweeper.js";
+
+export interface WorkerDeps {
+  db: Kysely<Database>;
+  queueBackend: QueueBackend;
+  producer: DeliveryProducer;
+  http: HttpClient;
+  retry: RetryPolicy;
+  lanes: number;
+  endpointConcurrency: number;
+  sweeper: { intervalMs: number; graceMs: number };
+  /** How often to look for endpoints that need a consumer (another process may have added them). */
+  discoveryIntervalMs: number;
+  now?: () => number;
+  random?: () => number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A running worker: consumes delivery queues, sweeps stranded deliveries, and stops cleanly. */
+export interface RunningWorker {
+  /** Looks for new endpoints now (the embedded api calls this when one is created). */
+  discover(): Promise<void>;
+  sweep(): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
+  const now = deps.now ?? Date.now;
+  const log = deps.log ?? (() => {});
+  const loader = new Batcher<string, DeliveryWork | undefined>(async (ids) => {
+    const rows = new Map((await loadDeliveryWork(deps.db, ids)).map((work) => [work.id, work]));
+    return ids.map((id) => rows.get(id));
+  }, 256, 2);
+  const recorder = new Batcher<AttemptResult, string | undefined>((results) =>
+    recordAttempts(deps.db, results, new Date(now())),
+  );
+  const consumer = new DeliveryConsumer(
+    deps.queueBackend,
+    (job) =>
+      processDelivery(
+        {
+          loadWork: (id) => loader.add(id),
+          recordAttempt: (result) => recorder.add(result),
+          cancel: async (id) => {
+            await cancelDeliveries(deps.db, [id], new Date(now()));
+          },
+          producer: deps.producer,
+          http: deps.http,
+          retry: deps.retry,
+          now,
+          random: deps.random ?? Math.random,
+        },
+        job,
+      ),
+    {
+      concurrency: deps.endpointConcurrency,
+      onError: (error, queue) => log("queue error", { queue, error: error.message }),
+    },
+  );
+
+  const discover = async () => {
+    if (deps.lanes > 0) {
+      consumer.ensure(Array.from({ length: deps.lanes }, (_, i) => `hookline-lane-${i}`));
+    } else {
+      const endpoints = await listEndpointsToServe(deps.db);
+      consumer.ensure(endpoints.map((e) => queueNameFor(e.tenantId, e.endpointId, 0)));
+    }
+    await consumer.ready();
+  };
+  const sweep = async () => {
+    const count = await sweepOnce({ db: deps.db, producer: deps.producer, now, graceMs: deps.sweeper.graceMs });
+    if (count) log("sweeper re-enqueued stranded deliveries", { count });
+    return count;
+  };
+
+  await discover();
+  const timers = [
+    setInterval(() => discover().catch((error: Error) => log("discovery failed", { error: error.message })), deps.discoveryIntervalMs),
+    setInterval(() => sweep().catch((error: Error) => log("sweep failed", { error: error.message })), deps.sweeper.intervalMs),
+  ];
+  for (const timer of timers) timer.unref();
+
+  let closed: Promise<void> | undefined;
+  return {
+    discover,
+    sweep,
+    close() {
+      closed ??= (async () => {
+        for (const timer of timers) clearInterval(timer);
+        await consumer.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { Batcher } from "./batcher.js";

@@ -1,0 +1,73 @@
+import type { RedisOptions } from "@hookline/config";
+import {
+  type BackendFactory,
+  type ConnectionOptions,
+  createPostgresBackend,
+  type IQueueBackend,
+  type PostgresConnectionOptions,
+  runMigrations,
+} from "bullmq";
+import { Redis } from "ioredis";
+import pg from "pg";
+
+/** Where BullMQ keeps its queues: Redis, or its PostgreSQL backend on the store's database. */
+export type QueueBackendOptions =
+  | { kind: "redis"; redis: RedisOptions; prefix: string }
+  | { kind: "postgres"; pg: pg.ClientConfig; embedded: boolean; pollIntervalMs: number };
+
+/** The pieces every Queue and Worker of one process needs, built once and shared. */
+export interface QueueBackend {
+  readonly kind: "redis" | "postgres";
+  readonly factory: BackendFactory<IQueueBackend, unknown> | undefined;
+  /** Options for a producer Queue (shares one connection across all queues). */
+  queueConnection(): { connection: unknown; prefix?: string };
+  /** Options for a Worker (its own blocking connection). */
+  workerConnection(): { connection: unknown; prefix?: string; drainDelay?: number };
+  close(): Promise<void>;
+}
+
+const PG_SCHEMA = "bullmq";
+
+export async function openQueueBackend(options: QueueBackendOptions): Promise<QueueBackend> {
+  if (options.kind === "redis") {
+    const redisOptions = {
+      ...options.redis,
+      // BullMQ's workers require this: a blocked command must wait for reconnection, not fail.
+      maxRetriesPerRequest: null,
+    };
+    const shared = new Redis(redisOptions);
+    shared.on("error", () => {}); // reconnects by itself; callers see failures on their commands
+    return {
+      kind: "redis",
+      factory: undefined,
+      queueConnection: () => ({ connection: shared, prefix: options.prefix }),
+      workerConnection: () => ({ connection: redisOptions as ConnectionOptions, prefix: options.prefix }),
+      close: async () => {
+        shared.disconnect();
+      },
+    };
+  }
+  const pgConfig = options.pg;
+  const migrator = new pg.Client(pgConfig);
+  await migrator.connect();
+  try {
+    await runMigrations(migrator, PG_SCHEMA);
+  } finally {
+    await migrator.end();
+  }
+  // Producers share one small pool; each Worker gets its own pool and LISTEN client from BullMQ.
+  const sharedPool = new pg.Pool({ ...pgConfig, max: 4, options: `-c search_path=${PG_SCHEMA}` });
+  sharedPool.on("error", () => {});
+  const workerConfig: PostgresConnectionOptions = { ...(pgConfig as object), schema: PG_SCHEMA, max: 2 };
+  return {
+    kind: "postgres",
+    factory: createPostgresBackend as BackendFactory<IQueueBackend, unknown>,
+    queueConnection: () => ({ connection: sharedPool }),
+    workerConnection: () => ({
+      connection: workerConfig,
+      // NOTIFY reaches a worker on real PostgreSQL; on embedded PGlite it does not, so poll.
+      drainDelay: options.embedded ? options.pollIntervalMs / 1000 : 5,
+    }),
+    close: () => sharedPool.end(),
+  };
+}
