@@ -12,7 +12,13 @@ import {
   type Event,
   EventSchema,
 } from "@hookline/contracts";
-import type { AttemptRecord, DeliveryRecord, DeliveryStatusValue, EndpointRecord, EventRecord } from "@hookline/store";
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  DeliveryStatusValue,
+  EndpointRecord,
+  EventRecord,
+} from "@hookline/store";
 
 const DELIVERY_STATUS: Record<DeliveryStatusValue, DeliveryStatus> = {
   pending: DeliveryStatus.PENDING,
@@ -22,7 +28,9 @@ const DELIVERY_STATUS: Record<DeliveryStatusValue, DeliveryStatus> = {
 };
 
 export function deliveryStatusValue(status: DeliveryStatus): DeliveryStatusValue | undefined {
-  return (Object.keys(DELIVERY_STATUS) as DeliveryStatusValue[]).find((key) => DELIVERY_STATUS[key] === status);
+  return (Object.keys(DELIVERY_STATUS) as DeliveryStatusValue[]).find(
+    (key) => DELIVERY_STATUS[key] === status,
+  );
 }
 
 export function endpointMessage(record: EndpointRecord, withSecret: boolean): Endpoint {

@@ -7,19 +7,26 @@ import { InvalidArgumentError } from "./validate.js";
  * The one place where domain errors become gRPC status codes. Clients see a message naming the
  * field or the row, never SQL or a stack; anything unexpected is logged and answered INTERNAL.
  */
-export function toConnectError(error: unknown, log: (message: string, fields: Record<string, unknown>) => void): ConnectError {
+export function toConnectError(
+  error: unknown,
+  log: (message: string, fields: Record<string, unknown>) => void,
+): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof InvalidArgumentError) return new ConnectError(error.message, Code.InvalidArgument);
-  if (error instanceof InvalidSecretError) return new ConnectError(`secret ${error.message}`, Code.InvalidArgument);
+  if (error instanceof InvalidSecretError)
+    return new ConnectError(`secret ${error.message}`, Code.InvalidArgument);
   if (error instanceof InvalidPageTokenError) return new ConnectError(error.message, Code.InvalidArgument);
   if (error instanceof NotFoundError) return new ConnectError(error.message, Code.NotFound);
   if (error instanceof AlreadyExistsError) return new ConnectError(error.message, Code.AlreadyExists);
-  if (isConnectionError(error)) return new ConnectError("the database is unavailable; try again", Code.Unavailable);
+  if (isConnectionError(error))
+    return new ConnectError("the database is unavailable; try again", Code.Unavailable);
   log("internal error", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   return new ConnectError("internal error", Code.Internal);
 }
 
-export function errorMappingInterceptor(log: (message: string, fields: Record<string, unknown>) => void): Interceptor {
+export function errorMappingInterceptor(
+  log: (message: string, fields: Record<string, unknown>) => void,
+): Interceptor {
   return (next) => async (request) => {
     try {
       return await next(request);

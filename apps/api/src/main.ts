@@ -6,7 +6,9 @@ import { startApiFromConfig } from "./compose.js";
 const log = createLogger("api");
 const config = loadConfig(process.env);
 if (!config.databaseUrl) {
-  log.error("the api runs as its own process only with DATABASE_URL set; use `pnpm start` for the embedded service");
+  log.error(
+    "the api runs as its own process only with DATABASE_URL set; use `pnpm start` for the embedded service",
+  );
   process.exit(2);
 }
 const infra = await openInfrastructure(config, log);

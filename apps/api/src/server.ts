@@ -1,9 +1,8 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { Interceptor } from "@connectrpc/connect";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
@@ -49,7 +48,8 @@ export async function serve(options: ServeOptions): Promise<ListeningServer> {
       const head = socket.read(HTTP2_PREFACE.length) ?? socket.read();
       if (head === null) return socket.destroy();
       socket.unshift(head);
-      const isHttp2 = head.length >= HTTP2_PREFACE.length && head.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE);
+      const isHttp2 =
+        head.length >= HTTP2_PREFACE.length && head.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE);
       (isHttp2 ? h2 : h1).emit("connection", socket);
     });
     socket.on("error", () => socket.destroy());

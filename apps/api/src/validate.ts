@@ -87,7 +87,8 @@ export function description(field: string, value: string): string {
 
 export function jsonText(field: string, value: string, maxBytes: number): string {
   if (value === "") throw new InvalidArgumentError(field, "is required (use null for no data)");
-  if (Buffer.byteLength(value) > maxBytes) throw new InvalidArgumentError(field, `is larger than ${maxBytes} bytes`);
+  if (Buffer.byteLength(value) > maxBytes)
+    throw new InvalidArgumentError(field, `is larger than ${maxBytes} bytes`);
   try {
     JSON.parse(value);
   } catch {

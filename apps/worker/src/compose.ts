@@ -4,7 +4,11 @@ import type { Infrastructure, Logger } from "@hookline/runtime";
 import { type RunningWorker, startWorker } from "./worker.js";
 
 /** Builds the worker from configuration: the HTTP client here, everything else from infra. */
-export async function startWorkerFromConfig(config: HooklineConfig, infra: Infrastructure, log: Logger): Promise<RunningWorker> {
+export async function startWorkerFromConfig(
+  config: HooklineConfig,
+  infra: Infrastructure,
+  log: Logger,
+): Promise<RunningWorker> {
   const http = createHttpClient({
     timeoutMs: config.delivery.timeoutMs,
     maxResponseBytes: config.delivery.maxResponseBytes,

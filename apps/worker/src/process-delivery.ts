@@ -39,14 +39,25 @@ export async function processDelivery(deps: DeliveryDeps, job: DeliveryJobData):
 
   const body = envelopeOf(work);
   const startedAt = deps.now();
-  const headers = webhookHeaders([parseSecret(work.endpoint.secret)], work.eventId, Math.floor(startedAt / 1000), body);
+  const headers = webhookHeaders(
+    [parseSecret(work.endpoint.secret)],
+    work.eventId,
+    Math.floor(startedAt / 1000),
+    body,
+  );
   headers["user-agent"] = "Hookline/0.1";
   const outcome = await deps.http.post({ url: work.endpoint.url, headers, body });
 
   const verdict = verdictOf(outcome);
   const waitMs = verdict === "retry" ? retryDelayMs(deps.retry, due, outcome, deps.random) : undefined;
   const status: DeliveryStatusValue =
-    verdict === "delivered" ? "delivered" : verdict === "gone" ? "cancelled" : waitMs === undefined ? "failed" : "pending";
+    verdict === "delivered"
+      ? "delivered"
+      : verdict === "gone"
+        ? "cancelled"
+        : waitMs === undefined
+          ? "failed"
+          : "pending";
   const result: AttemptResult = {
     deliveryId: work.id,
     attemptNumber: due,

@@ -18,12 +18,22 @@ export interface SweeperDeps {
  */
 export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> {
   return withTryLock(deps.db, LOCK_KEYS.sweeper, async (tx) => {
-    const overdue = await findOverdueDeliveries(tx, new Date(deps.now() - deps.graceMs), deps.batchSize ?? 500);
+    const overdue = await findOverdueDeliveries(
+      tx,
+      new Date(deps.now() - deps.graceMs),
+      deps.batchSize ?? 500,
+    );
     const stranded = [];
     for (const delivery of overdue) {
       const attemptNumber = delivery.attemptCount + 1;
       if (!(await deps.producer.hasJob(delivery.tenantId, delivery.endpointId, delivery.id, attemptNumber))) {
-        stranded.push({ deliveryId: delivery.id, tenantId: delivery.tenantId, endpointId: delivery.endpointId, attemptNumber, delayMs: 0 });
+        stranded.push({
+          deliveryId: delivery.id,
+          tenantId: delivery.tenantId,
+          endpointId: delivery.endpointId,
+          attemptNumber,
+          delayMs: 0,
+        });
       }
     }
     await deps.producer.enqueue(stranded);

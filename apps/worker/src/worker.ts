@@ -1,6 +1,7 @@
+import { Batcher } from "@hookline/batching";
 import type { HttpClient, RetryPolicy } from "@hookline/delivery";
-import { DeliveryConsumer, type DeliveryProducer, queueNameFor } from "@hookline/queue";
 import type { QueueBackend } from "@hookline/queue";
+import { DeliveryConsumer, type DeliveryProducer, queueNameFor } from "@hookline/queue";
 import {
   type AttemptResult,
   cancelDeliveries,
@@ -11,7 +12,6 @@ import {
   recordAttempts,
 } from "@hookline/store";
 import type { Kysely } from "kysely";
-import { Batcher } from "@hookline/batching";
 import { processDelivery } from "./process-delivery.js";
 import { sweepOnce } from "./sweeper.js";
 
@@ -42,10 +42,14 @@ export interface RunningWorker {
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const now = deps.now ?? Date.now;
   const log = deps.log ?? (() => {});
-  const loader = new Batcher<string, DeliveryWork | undefined>(async (ids) => {
-    const rows = new Map((await loadDeliveryWork(deps.db, ids)).map((work) => [work.id, work]));
-    return ids.map((id) => rows.get(id));
-  }, 256, 2);
+  const loader = new Batcher<string, DeliveryWork | undefined>(
+    async (ids) => {
+      const rows = new Map((await loadDeliveryWork(deps.db, ids)).map((work) => [work.id, work]));
+      return ids.map((id) => rows.get(id));
+    },
+    256,
+    2,
+  );
   const recorder = new Batcher<AttemptResult, string | undefined>((results) =>
     recordAttempts(deps.db, results, new Date(now())),
   );
@@ -83,15 +87,26 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     await consumer.ready();
   };
   const sweep = async () => {
-    const count = await sweepOnce({ db: deps.db, producer: deps.producer, now, graceMs: deps.sweeper.graceMs });
+    const count = await sweepOnce({
+      db: deps.db,
+      producer: deps.producer,
+      now,
+      graceMs: deps.sweeper.graceMs,
+    });
     if (count) log("sweeper re-enqueued stranded deliveries", { count });
     return count;
   };
 
   await discover();
   const timers = [
-    setInterval(() => discover().catch((error: Error) => log("discovery failed", { error: error.message })), deps.discoveryIntervalMs),
-    setInterval(() => sweep().catch((error: Error) => log("sweep failed", { error: error.message })), deps.sweeper.intervalMs),
+    setInterval(
+      () => discover().catch((error: Error) => log("discovery failed", { error: error.message })),
+      deps.discoveryIntervalMs,
+    ),
+    setInterval(
+      () => sweep().catch((error: Error) => log("sweep failed", { error: error.message })),
+      deps.sweeper.intervalMs,
+    ),
   ];
   for (const timer of timers) timer.unref();
 

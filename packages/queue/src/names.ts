@@ -11,7 +11,9 @@ export interface DeliveryJobData {
  * shared lanes. Hashing keeps names free of ':' whatever the tenant and endpoint ids hold.
  */
 export function queueNameFor(tenantId: string, endpointId: string, lanes: number): string {
-  const digest = createHash("sha256").update(`${Buffer.byteLength(tenantId)}:${tenantId}${endpointId}`).digest();
+  const digest = createHash("sha256")
+    .update(`${Buffer.byteLength(tenantId)}:${tenantId}${endpointId}`)
+    .digest();
   if (lanes > 0) return `hookline-lane-${digest.readUInt32BE(0) % lanes}`;
   return `hookline-ep-${digest.subarray(0, 16).toString("base64url")}`;
 }

@@ -72,7 +72,12 @@ export class DeliveryProducer {
   }
 
   /** True when a job for this attempt exists in any state (waiting, delayed, active...). */
-  async hasJob(tenantId: string, endpointId: string, deliveryId: string, attemptNumber: number): Promise<boolean> {
+  async hasJob(
+    tenantId: string,
+    endpointId: string,
+    deliveryId: string,
+    attemptNumber: number,
+  ): Promise<boolean> {
     const queue = await this.queue(this.queueNameFor(tenantId, endpointId));
     const job = await queue.getJob(jobIdFor(deliveryId, attemptNumber));
     return job !== undefined && job !== null;

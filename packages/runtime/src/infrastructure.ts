@@ -21,7 +21,12 @@ export async function openInfrastructure(config: HooklineConfig, log: Logger): P
     const queueBackend = await openQueueBackend(
       config.redis
         ? { kind: "redis", redis: config.redis, prefix: config.queue.prefix }
-        : { kind: "postgres", pg: store.pgConfig, embedded: store.embedded, pollIntervalMs: config.queue.pollIntervalMs },
+        : {
+            kind: "postgres",
+            pg: store.pgConfig,
+            embedded: store.embedded,
+            pollIntervalMs: config.queue.pollIntervalMs,
+          },
     );
     const producer = new DeliveryProducer(queueBackend, {
       lanes: config.queue.lanes,

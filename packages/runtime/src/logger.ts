@@ -5,7 +5,10 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(component: string, write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+export function createLogger(
+  component: string,
+  write: (line: string) => void = (line) => process.stderr.write(line),
+): Logger {
   const emit = (level: string) => (message: string, fields?: Record<string, unknown>) =>
     write(`${JSON.stringify({ time: new Date().toISOString(), level, component, message, ...fields })}\n`);
   return { info: emit("info"), warn: emit("warn"), error: emit("error") };

@@ -1,4 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { RedisOptions } from "@hookline/config";
 import pg from "pg";
 
@@ -17,6 +20,8 @@ export interface TestBackend {
   /** Undefined: BullMQ's PostgreSQL backend. */
   redis: RedisOptions | undefined;
   prefix: string;
+  /** The environment a Hookline process needs to run on this backend (embedded: a fresh data dir). */
+  env: Record<string, string>;
   /** Drops the database made for this test. */
   dispose(): Promise<void>;
 }
@@ -32,7 +37,15 @@ const REDIS: RedisOptions = {
 export async function createTestBackend(kind: TestBackendKind = testBackendKind()): Promise<TestBackend> {
   const prefix = `t${randomBytes(4).toString("hex")}`;
   if (kind === "embedded") {
-    return { kind, databaseUrl: undefined, redis: undefined, prefix, dispose: async () => {} };
+    const dataDir = await mkdtemp(join(tmpdir(), "hookline-test-"));
+    return {
+      kind,
+      databaseUrl: undefined,
+      redis: undefined,
+      prefix,
+      env: { HOOKLINE_DATA_DIR: dataDir, BULLMQ_PREFIX: prefix },
+      dispose: () => rm(dataDir, { recursive: true, force: true }),
+    };
   }
   const name = `hookline_test_${prefix}`;
   await withAdmin((client) => client.query(`create database ${name}`));
@@ -43,6 +56,11 @@ export async function createTestBackend(kind: TestBackendKind = testBackendKind(
     databaseUrl: url.toString(),
     redis: REDIS,
     prefix,
+    env: {
+      DATABASE_URL: url.toString(),
+      REDIS_URL: `redis://${REDIS.host}:${REDIS.port}/0`,
+      BULLMQ_PREFIX: prefix,
+    },
     dispose: () =>
       withAdmin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => {}),
   };

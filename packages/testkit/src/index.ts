@@ -1,1 +1,3 @@
 export { createTestBackend, type TestBackend, type TestBackendKind, testBackendKind } from "./backend.js";
+export { type ReceivedRequest, type Receiver, type ReceiverReply, startReceiver } from "./receiver.js";
+export { eventually } from "./wait.js";

@@ -1,7 +1,14 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { EndpointService, EndpointStatus } from "@hookline/contracts";
+import { type EndpointService, EndpointStatus } from "@hookline/contracts";
 import { parseSecret } from "@hookline/signing";
-import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, newId, updateEndpoint } from "@hookline/store";
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getEndpoint,
+  listEndpoints,
+  newId,
+  updateEndpoint,
+} from "@hookline/store";
 import { endpointMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import {
@@ -39,7 +46,11 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
     },
 
     async getEndpoint(req) {
-      const record = await getEndpoint(deps.db, requireId("tenant_id", req.tenantId), requireId("id", req.id));
+      const record = await getEndpoint(
+        deps.db,
+        requireId("tenant_id", req.tenantId),
+        requireId("id", req.id),
+      );
       return { endpoint: endpointMessage(record, true) };
     },
 
@@ -50,14 +61,24 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         pageSize("page_size", req.pageSize),
         req.pageToken,
       );
-      return { endpoints: page.items.map((e) => endpointMessage(e, false)), nextPageToken: page.nextPageToken };
+      return {
+        endpoints: page.items.map((e) => endpointMessage(e, false)),
+        nextPageToken: page.nextPageToken,
+      };
     },
 
     async updateEndpoint(req) {
       const tenantId = requireId("tenant_id", req.tenantId);
       const id = requireId("id", req.id);
-      if (req.status !== undefined && req.status !== EndpointStatus.ENABLED && req.status !== EndpointStatus.DISABLED) {
-        throw new InvalidArgumentError("status", "must be ENDPOINT_STATUS_ENABLED or ENDPOINT_STATUS_DISABLED");
+      if (
+        req.status !== undefined &&
+        req.status !== EndpointStatus.ENABLED &&
+        req.status !== EndpointStatus.DISABLED
+      ) {
+        throw new InvalidArgumentError(
+          "status",
+          "must be ENDPOINT_STATUS_ENABLED or ENDPOINT_STATUS_DISABLED",
+        );
       }
       const record = await updateEndpoint(
         deps.db,
@@ -67,7 +88,9 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           ...(req.url !== undefined && { url: requireUrl("url", req.url) }),
           ...(req.description !== undefined && { description: description("description", req.description) }),
           ...(req.replaceEventTypes && { eventTypes: eventTypeList("event_types", req.eventTypes) }),
-          ...(req.status !== undefined && { status: req.status === EndpointStatus.ENABLED ? "enabled" : "disabled" }),
+          ...(req.status !== undefined && {
+            status: req.status === EndpointStatus.ENABLED ? "enabled" : "disabled",
+          }),
         },
         deps.now(),
       );

@@ -1,0 +1,1 @@
+export { type Service, startService } from "./service.js";
