@@ -20,6 +20,7 @@ export const LIMITS = {
 } as const;
 
 // C0 and C1 control characters have no place in ids or types (they break logs and headers).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A required identifier: non-empty, at most 256 characters, no control characters. */

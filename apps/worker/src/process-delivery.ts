@@ -24,7 +24,7 @@ export interface DeliveryDeps {
  */
 export async function processDelivery(deps: DeliveryDeps, job: DeliveryJobData): Promise<void> {
   const work = await deps.loadWork(job.deliveryId);
-  if (!work || work.status !== "pending") return;
+  if (work?.status !== "pending") return;
   const due = work.attemptCount + 1;
   if (job.attemptNumber !== due) {
     // An older job ran late (or again): make sure the due attempt has its job, then stop.
@@ -32,7 +32,7 @@ export async function processDelivery(deps: DeliveryDeps, job: DeliveryJobData):
     if (job.attemptNumber < due) await scheduleAttempt(deps, work, due, Math.max(0, waitMs));
     return;
   }
-  if (!work.endpoint || work.endpoint.status !== "enabled") {
+  if (work.endpoint?.status !== "enabled") {
     await deps.cancel(work.id);
     return;
   }

@@ -25,7 +25,9 @@ export class Batcher<I, O> {
     this.inFlight += 1;
     this.run(batch.map((entry) => entry.item))
       .then(
-        (results) => batch.forEach((entry, i) => entry.resolve(results[i] as O)),
+        (results) => {
+          for (const [i, entry] of batch.entries()) entry.resolve(results[i] as O);
+        },
         (error: unknown) => {
           for (const entry of batch) entry.reject(error);
         },
