@@ -60,8 +60,8 @@ export async function spawnHookline(
       reject(new Error(`${app} exited with ${code} before it was ready:\n${log.join("")}`));
     });
   });
-  await ready;
   const exited = once(child, "exit").then(([code]) => code as number | null);
+  await ready;
   return {
     child,
     log,
