@@ -1,9 +1,9 @@
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "@hookline/config";
-import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
+import { AttemptLogService, DeliveryStatus, EmitService, EndpointService } from "@hookline/contracts";
 import { createLogger } from "@hookline/runtime";
-import { createTestBackend, type TestBackend } from "@hookline/testkit";
+import { createTestBackend, eventually, type TestBackend } from "@hookline/testkit";
 import { type Service, startService } from "./service.js";
 
 export interface TestService {
@@ -41,4 +41,30 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       await backend.dispose();
     },
   };
+}
+
+/** Waits until every delivery of an event is final, and returns them. */
+export async function finalDeliveries(
+  svc: TestService,
+  tenantId: string,
+  eventId: string,
+  timeoutMs = 20_000,
+) {
+  const { deliveries } = await eventually(
+    () => svc.emit.getEvent({ tenantId, eventId }),
+    (r) => r.deliveries.length > 0 && r.deliveries.every((d) => d.status !== DeliveryStatus.PENDING),
+    { timeoutMs },
+  );
+  return deliveries;
+}
+
+/** The attempts of one event to one endpoint, in order. */
+export async function attemptsOf(svc: TestService, tenantId: string, eventId: string, endpointId?: string) {
+  const { attempts } = await svc.log.listAttempts({
+    tenantId,
+    eventId,
+    endpointId: endpointId ?? "",
+    pageSize: 1000,
+  });
+  return attempts;
 }

@@ -1,9 +1,9 @@
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { migrate } from "./migrations.js";
+import { PGliteServer } from "./pglite-server.js";
 import { type Database, STORE_SCHEMA } from "./schema.js";
 
 /** Where the store lives: a real PostgreSQL URL, or embedded PGlite (on disk, or in memory when dataDir is null). */
@@ -69,23 +69,21 @@ async function open(
 }
 
 /**
- * Starts PGlite and serves it on a loopback socket, so that the store and BullMQ's PostgreSQL
- * backend both speak plain `pg` to it. The socket serialises whole transactions per connection,
- * which calling PGlite directly beside the socket would not.
+ * Starts PGlite and serves it on a loopback port, so that the store and BullMQ's PostgreSQL
+ * backend both speak plain `pg` to it, each unit of work and each transaction serialised.
  */
 async function startEmbedded(dataDir: string | null) {
   if (dataDir !== null) await mkdir(dataDir, { recursive: true });
   const pglite = dataDir === null ? await PGlite.create() : await PGlite.create({ dataDir });
   // The socket ignores startup options, so BullMQ's search_path is set once for the shared session.
   await pglite.exec("SET search_path TO bullmq, public");
-  const server = new PGLiteSocketServer({ db: pglite, host: "127.0.0.1", port: 0, maxConnections: 1000 });
-  await server.start();
-  const [host, port] = server.getServerConn().split(":");
-  const pgConfig: pg.ClientConfig = { host, port: Number(port), user: "postgres", database: "postgres" };
+  const server = new PGliteServer(pglite);
+  const port = await server.listen("127.0.0.1");
+  const pgConfig: pg.ClientConfig = { host: "127.0.0.1", port, user: "postgres", database: "postgres" };
   return {
     pgConfig,
     async stop() {
-      await server.stop();
+      await server.close();
       await pglite.close();
     },
   };

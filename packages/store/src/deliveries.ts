@@ -172,7 +172,13 @@ export async function listEndpointsToServe(
     .selectFrom("endpoints")
     .select(["tenant_id", "id as endpoint_id"])
     .where("status", "=", "enabled")
-    .union(db.selectFrom("deliveries").select(["tenant_id", "endpoint_id"]).where("status", "=", "pending").distinct())
+    .union(
+      db
+        .selectFrom("deliveries")
+        .select(["tenant_id", "endpoint_id"])
+        .where("status", "=", "pending")
+        .distinct(),
+    )
     .execute();
   return rows.map((row) => ({ tenantId: row.tenant_id, endpointId: row.endpoint_id }));
 }

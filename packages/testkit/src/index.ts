@@ -1,4 +1,4 @@
 export { createTestBackend, type TestBackend, type TestBackendKind, testBackendKind } from "./backend.js";
+export { type HooklineApp, type HooklineProcess, spawnHookline } from "./processes.js";
 export { type ReceivedRequest, type Receiver, type ReceiverReply, startReceiver } from "./receiver.js";
 export { eventually } from "./wait.js";
-export { type HooklineApp, type HooklineProcess, spawnHookline } from "./processes.js";

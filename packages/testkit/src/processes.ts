@@ -39,7 +39,10 @@ export async function spawnHookline(
   let buffered = "";
   let address: string | undefined;
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${app} not ready in ${readyTimeoutMs} ms:\n${log.join("")}`)), readyTimeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${app} not ready in ${readyTimeoutMs} ms:\n${log.join("")}`)),
+      readyTimeoutMs,
+    );
     child.stderr?.on("data", (chunk: Buffer) => {
       buffered += chunk.toString();
       let newline = buffered.indexOf("\n");

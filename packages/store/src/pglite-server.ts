@@ -1,0 +1,143 @@
+import net from "node:net";
+import type { PGlite } from "@electric-sql/pglite";
+
+// Startup-phase request codes (messages without a type byte).
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const CANCEL_REQUEST = 80877102;
+
+/**
+ * Serves one PGlite session to many `pg` connections on a loopback port.
+ *
+ * PGlite is ONE PostgreSQL session, so two connections must never interleave inside each other's
+ * work. pglite-socket (which we used first) queues single protocol messages, so one client's
+ * Parse/Bind/Execute could interleave with another's outside transactions and bind the wrong
+ * statement (seen as rows that "vanished" under load). Here each client's messages run as one
+ * unit up to its Sync or Query, and a client with an open transaction owns the session until it
+ * ends it (or disconnects, which rolls it back).
+ */
+export class PGliteServer {
+  private readonly server: net.Server;
+  private owner: number | undefined;
+  private readonly waiting: { client: number; run: () => Promise<void> }[] = [];
+  private running = false;
+  private nextClient = 1;
+
+  constructor(private readonly pglite: PGlite) {
+    this.server = net.createServer((socket) => this.accept(socket));
+  }
+
+  async listen(host = "127.0.0.1"): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(0, host, () => resolve());
+    });
+    return (this.server.address() as net.AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      for (const socket of this.sockets) socket.destroy();
+    });
+  }
+
+  private readonly sockets = new Set<net.Socket>();
+
+  private accept(socket: net.Socket): void {
+    const client = this.nextClient++;
+    this.sockets.add(socket);
+    socket.setNoDelay(true);
+    let buffer: Buffer = Buffer.alloc(0);
+    let started = false;
+    let batch: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      for (;;) {
+        if (!started) {
+          if (buffer.length < 8) return;
+          const length = buffer.readInt32BE(0);
+          if (buffer.length < length) return;
+          const code = buffer.readInt32BE(4);
+          const message = buffer.subarray(0, length);
+          buffer = buffer.subarray(length);
+          if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+            socket.write("N");
+            continue;
+          }
+          if (code === CANCEL_REQUEST) {
+            socket.destroy();
+            return;
+          }
+          started = true;
+          this.submit(client, socket, [Buffer.from(message)]);
+          continue;
+        }
+        if (buffer.length < 5) return;
+        const length = buffer.readInt32BE(1) + 1;
+        if (buffer.length < length) return;
+        const type = String.fromCharCode(buffer[0] ?? 0);
+        const message = Buffer.from(buffer.subarray(0, length));
+        buffer = buffer.subarray(length);
+        if (type === "X") {
+          socket.end();
+          return;
+        }
+        batch.push(message);
+        if (type === "S" || type === "Q" || type === "H") {
+          this.submit(client, socket, batch);
+          batch = [];
+        }
+      }
+    });
+    const release = () => {
+      this.sockets.delete(socket);
+      this.drop(client).catch(() => {});
+    };
+    socket.on("close", release);
+    socket.on("error", () => socket.destroy());
+  }
+
+  private submit(client: number, socket: net.Socket, messages: Buffer[]): void {
+    const input = messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages);
+    this.waiting.push({
+      client,
+      run: () =>
+        this.pglite.execProtocolRawStream(new Uint8Array(input.buffer, input.byteOffset, input.byteLength), {
+          onRawData: (data) => {
+            if (!socket.destroyed) socket.write(data);
+          },
+        }),
+    });
+    this.pump();
+  }
+
+  /** Runs the next unit of work: any client's while the session is free, else only the owner's. */
+  private pump(): void {
+    if (this.running) return;
+    const index = this.waiting.findIndex((w) => this.owner === undefined || w.client === this.owner);
+    if (index < 0) return;
+    const [next] = this.waiting.splice(index, 1);
+    if (!next) return;
+    this.running = true;
+    this.pglite
+      .runExclusive(next.run)
+      .catch(() => {})
+      .finally(() => {
+        this.owner = this.pglite.isInTransaction() ? next.client : undefined;
+        this.running = false;
+        this.pump();
+      });
+  }
+
+  /** A client went away: forget its queued work and roll back a transaction it left open. */
+  private async drop(client: number): Promise<void> {
+    for (let i = this.waiting.length - 1; i >= 0; i--) {
+      if (this.waiting[i]?.client === client) this.waiting.splice(i, 1);
+    }
+    if (this.owner === client) {
+      this.waiting.unshift({ client, run: () => this.pglite.exec("ROLLBACK").then(() => {}) });
+      this.pump();
+    }
+  }
+}
