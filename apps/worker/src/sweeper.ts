@@ -17,9 +17,9 @@ export interface SweeperDeps {
  * Returns how many it re-enqueued, or undefined when another process holds the sweep.
  */
 export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> {
-  return withTryLock(deps.db, LOCK_KEYS.sweeper, async (tx) => {
+  return withTryLock(deps.db, LOCK_KEYS.sweeper, async () => {
     const overdue = await findOverdueDeliveries(
-      tx,
+      deps.db,
       new Date(deps.now() - deps.graceMs),
       deps.batchSize ?? 500,
     );

@@ -5,19 +5,24 @@ import type { Database } from "./schema.js";
 export const LOCK_KEYS = { sweeper: 0x686b_0001 } as const;
 
 /**
- * Runs fn inside a transaction holding a transaction-scoped advisory lock, or returns undefined
- * at once when another process holds it.
+ * Runs fn while holding a session advisory lock on one pooled connection, or returns undefined at
+ * once when another process holds it. No transaction stays open meanwhile: fn may wait on other
+ * systems (the queue), and on embedded PGlite an open transaction would stall every connection.
  */
 export async function withTryLock<T>(
   db: Kysely<Database>,
   key: number,
-  fn: (tx: Kysely<Database>) => Promise<T>,
+  fn: () => Promise<T>,
 ): Promise<T | undefined> {
-  return db.transaction().execute(async (tx) => {
-    const { rows } = await sql<{
-      locked: boolean;
-    }>`select pg_try_advisory_xact_lock(${key}) as locked`.execute(tx);
+  return db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(
+      conn,
+    );
     if (!rows[0]?.locked) return undefined;
-    return fn(tx);
+    try {
+      return await fn();
+    } finally {
+      await sql`select pg_advisory_unlock(${key})`.execute(conn);
+    }
   });
 }
