@@ -35,6 +35,7 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
       // BullMQ's workers require this: a blocked command must wait for reconnection, not fail.
       maxRetriesPerRequest: null,
     };
+    await probeRedis(options.redis);
     const shared = new Redis(redisOptions);
     shared.on("error", () => {}); // reconnects by itself; callers see failures on their commands
     return {
@@ -70,4 +71,31 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     }),
     close: () => sharedPool.end(),
   };
+}
+
+/** Connects once without retrying, so a wrong address, password or TLS setting fails at start with its reason. */
+async function probeRedis(redis: RedisOptions): Promise<void> {
+  const probe = new Redis({
+    ...redis,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 5000,
+  });
+  let lastError: Error | undefined;
+  probe.on("error", (error: Error) => {
+    lastError = error;
+  });
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch (error) {
+    // ioredis reports a refused AUTH as "Connection is closed"; the error event had the reason.
+    const reason = lastError?.message ?? (error instanceof Error ? error.message : String(error));
+    throw new Error(
+      `cannot use Redis at ${redis.host}:${redis.port} (db ${redis.db}${redis.tls ? ", TLS" : ""}): ${reason}`,
+    );
+  } finally {
+    probe.disconnect();
+  }
 }
