@@ -48,6 +48,10 @@ export function requireUrl(field: string, value: string): string {
   if (value.length > LIMITS.urlLength) {
     throw new InvalidArgumentError(field, `is longer than ${LIMITS.urlLength} characters`);
   }
+  // The URL parser drops surrounding spaces and tabs/newlines, and PostgreSQL text cannot hold NUL.
+  if (CONTROL.test(value) || value.trim() !== value) {
+    throw new InvalidArgumentError(field, "must not contain control characters or surrounding spaces");
+  }
   let url: URL;
   try {
     url = new URL(value);
@@ -83,6 +87,8 @@ export function description(field: string, value: string): string {
   if (value.length > LIMITS.descriptionLength) {
     throw new InvalidArgumentError(field, `is longer than ${LIMITS.descriptionLength} characters`);
   }
+  // PostgreSQL text cannot hold NUL; other characters, newlines included, are the caller's to choose.
+  if (value.includes("\u0000")) throw new InvalidArgumentError(field, "must not contain NUL characters");
   return value;
 }
 

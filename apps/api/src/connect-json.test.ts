@@ -1,0 +1,115 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { assertNoInternals, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
+  let api: TestApi;
+  before(async () => {
+    api = await startTestApi();
+  });
+  after(() => api?.close());
+
+  /** What `curl -H 'content-type: application/json' -d ...` does. */
+  async function post(path: string, body: string): Promise<{ status: number; type: string; json: unknown }> {
+    const response = await fetch(`http://${api.address}/hookline.v1.${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    return {
+      status: response.status,
+      type: response.headers.get("content-type") ?? "",
+      json: await response.json(),
+    };
+  }
+
+  test("Emit and GetEvent answer JSON, and agree with the gRPC side", async () => {
+    const tenant = uniqueTenant("json");
+    const { endpoint } = await api.call("CreateEndpoint", { tenant_id: tenant, url: "https://json.test/" });
+    const request = {
+      tenantId: tenant,
+      eventId: "order:42",
+      eventType: "order.created",
+      dataJson: '{"n":1}',
+    };
+
+    const first = await post("EmitService/Emit", JSON.stringify(request));
+    assert.equal(first.status, 200);
+    assert.match(first.type, /^application\/json/);
+    const emitted = first.json as { eventId: string; deliveryIds: string[]; duplicate?: boolean };
+    assert.equal(emitted.eventId, "order:42");
+    assert.equal(emitted.deliveryIds.length, 1);
+    assert.notEqual(emitted.duplicate, true);
+
+    const again = await post("EmitService/Emit", JSON.stringify(request));
+    assert.deepEqual(again.json, { eventId: "order:42", deliveryIds: emitted.deliveryIds, duplicate: true });
+
+    const viaGrpc = await api.call("GetEvent", { tenant_id: tenant, event_id: "order:42" });
+    assert.equal(viaGrpc.event.data_json, '{"n":1}');
+    assert.deepEqual(
+      viaGrpc.deliveries.map((d) => [d.id, d.endpoint_id]),
+      [[emitted.deliveryIds[0], endpoint.id]],
+    );
+
+    const got = await post(
+      "EmitService/GetEvent",
+      JSON.stringify({ tenant_id: tenant, event_id: "order:42" }),
+    );
+    assert.equal(got.status, 200, "the proto field names are accepted too");
+    const body = got.json as {
+      event: { dataJson: string; eventType: string };
+      deliveries: { status: string }[];
+    };
+    assert.equal(body.event.dataJson, '{"n":1}');
+    assert.equal(body.event.eventType, "order.created");
+    assert.deepEqual(
+      body.deliveries.map((d) => d.status),
+      ["DELIVERY_STATUS_PENDING"],
+    );
+  });
+
+  test("endpoint RPCs work over JSON too", async () => {
+    const tenant = uniqueTenant("json-ep");
+    const created = await post(
+      "EndpointService/CreateEndpoint",
+      JSON.stringify({ tenantId: tenant, url: "http://a.test/" }),
+    );
+    assert.equal(created.status, 200);
+    const endpoint = (created.json as { endpoint: { id: string; secret: string; status: string } }).endpoint;
+    assert.match(endpoint.secret, /^whsec_/);
+    assert.equal(endpoint.status, "ENDPOINT_STATUS_ENABLED");
+    const listed = await api.call("ListEndpoints", { tenant_id: tenant });
+    assert.deepEqual(
+      listed.endpoints.map((e) => e.id),
+      [endpoint.id],
+    );
+  });
+
+  test("a refused request answers a Connect error body with code invalid_argument", async () => {
+    const refused = await post("EmitService/Emit", JSON.stringify({ eventType: "t", dataJson: "{}" }));
+    assert.equal(refused.status, 400);
+    const error = refused.json as { code: string; message: string };
+    assert.equal(error.code, "invalid_argument");
+    assert.match(error.message, /tenant_id/);
+    assertNoInternals(error.message);
+
+    const notJson = await post(
+      "EmitService/Emit",
+      JSON.stringify({ tenantId: uniqueTenant("j"), eventType: "t", dataJson: "{oops" }),
+    );
+    assert.equal(notJson.status, 400);
+    assert.deepEqual(notJson.json, { code: "invalid_argument", message: "data_json is not valid JSON" });
+  });
+
+  test("unknown ids answer not_found; a body that is not JSON answers invalid_argument", async () => {
+    const missing = await post("EmitService/GetEvent", JSON.stringify({ tenantId: "t", eventId: "nope" }));
+    assert.equal(missing.status, 404);
+    assert.equal((missing.json as { code: string }).code, "not_found");
+
+    const garbage = await post("EmitService/Emit", "{this is not json");
+    assert.equal(garbage.status, 400);
+    const error = garbage.json as { code: string; message: string };
+    assert.equal(error.code, "invalid_argument");
+    assertNoInternals(error.message);
+  });
+});
