@@ -19,7 +19,7 @@ export function startApiFromConfig(
       now: () => new Date(),
       generateSecret: () => generateSecret(),
       ...(onEndpointsChanged && { onEndpointsChanged }),
-      log: (message, fields) => log.warn(message, fields),
+      log: (message, fields) => log.error(message, fields),
     },
     config.api,
   );

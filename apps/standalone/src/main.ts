@@ -1,15 +1,17 @@
 import { loadConfig } from "@hookline/config";
-import { createLogger, onShutdownSignal } from "@hookline/runtime";
+import { createLogger, onShutdownSignal, runMain } from "@hookline/runtime";
 import { startService } from "./service.js";
 
 // The api and a worker in ONE process: the embedded default (PGlite's data directory belongs to
 // one process), and also a simple single-machine deployment on PostgreSQL and Redis.
 const log = createLogger("hookline");
-const config = loadConfig(process.env);
-const service = await startService(config, log);
-log.info("hookline ready", {
-  address: service.address,
-  store: config.databaseUrl ? "postgresql" : `embedded PGlite in ${config.dataDir}`,
-  queue: service.infra.queueBackend.kind,
+await runMain(log, async () => {
+  const config = loadConfig(process.env);
+  const service = await startService(config, log);
+  log.info("hookline ready", {
+    address: service.address,
+    store: config.databaseUrl ? "postgresql" : `embedded PGlite in ${config.dataDir}`,
+    queue: service.infra.queueBackend.kind,
+  });
+  onShutdownSignal(() => service.close(), log.info);
 });
-onShutdownSignal(() => service.close(), log.info);

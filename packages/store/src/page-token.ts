@@ -8,7 +8,8 @@ export function decodePageToken(token: string): string | undefined {
   if (token === "") return undefined;
   const text = Buffer.from(token, "base64url").toString();
   const match = /^k1\.(\d{1,19})$/.exec(text);
-  if (!match?.[1]) throw new InvalidPageTokenError();
+  // Beyond int64 no row can follow; refuse it here rather than as a SQL range error.
+  if (!match?.[1] || BigInt(match[1]) > 9_223_372_036_854_775_807n) throw new InvalidPageTokenError();
   return match[1];
 }
 

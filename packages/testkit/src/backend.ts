@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RedisOptions } from "@hookline/config";
+import { Redis } from "ioredis";
 import pg from "pg";
 
 /** Which backends a test run uses: set by `pnpm test:embedded` and `pnpm test:servers`. */
@@ -73,5 +74,21 @@ async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
     return await fn(client);
   } finally {
     await client.end();
+  }
+}
+
+/** Removes the keys a test's queues left in Redis (every database a test may have used). */
+async function deleteRedisKeys(pattern: string): Promise<void> {
+  const redis = new Redis({ ...REDIS, lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    for (let db = 0; db < 16; db++) {
+      await redis.select(db);
+      const keys: string[] = [];
+      for await (const batch of redis.scanStream({ match: pattern, count: 1000 })) keys.push(...(batch as string[]));
+      for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
+    }
+  } finally {
+    redis.disconnect();
   }
 }
