@@ -1,5 +1,6 @@
 import { loadConfig } from "@hookline/config";
 import { createLogger, onShutdownSignal, openInfrastructure, runMain } from "@hookline/runtime";
+import { CHANNELS, listen } from "@hookline/store";
 import { startWorkerFromConfig } from "./compose.js";
 
 // A worker process: consumes delivery queues until SIGTERM. Run as many as wanted with DATABASE_URL set.
@@ -11,8 +12,15 @@ await runMain(log, async () => {
   }
   const infra = await openInfrastructure(config, log);
   const worker = await startWorkerFromConfig(config, infra, log);
+  const endpointSignals = await listen(
+    infra.store.pgConfig,
+    CHANNELS.endpoints,
+    () => worker.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message })),
+    (error) => log.warn("endpoint signal connection lost; reconnecting", { error: error.message }),
+  );
   log.info("worker ready", { queue: infra.queueBackend.kind });
   onShutdownSignal(async () => {
+    await endpointSignals.close();
     await worker.close();
     await infra.close();
   }, log.info);

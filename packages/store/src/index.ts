@@ -43,5 +43,6 @@ export {
 } from "./events.js";
 export { deliveryIdFor, newId } from "./ids.js";
 export { LOCK_KEYS, withTryLock } from "./locks.js";
+export { CHANNELS, type Listener, listen, notify } from "./notifications.js";
 export { InvalidPageTokenError } from "./page-token.js";
 export type { Database, DeliveryStatusValue, EndpointStatusValue } from "./schema.js";

@@ -62,8 +62,10 @@ export async function createTestBackend(kind: TestBackendKind = testBackendKind(
       REDIS_URL: `redis://${REDIS.host}:${REDIS.port}/0`,
       BULLMQ_PREFIX: prefix,
     },
-    dispose: () =>
-      withAdmin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => {}),
+    async dispose() {
+      await withAdmin((client) => client.query(`drop database if exists ${name} with (force)`));
+      await deleteRedisKeys(`${prefix}:*`);
+    },
   };
 }
 
@@ -85,7 +87,8 @@ async function deleteRedisKeys(pattern: string): Promise<void> {
     for (let db = 0; db < 16; db++) {
       await redis.select(db);
       const keys: string[] = [];
-      for await (const batch of redis.scanStream({ match: pattern, count: 1000 })) keys.push(...(batch as string[]));
+      for await (const batch of redis.scanStream({ match: pattern, count: 1000 }))
+        keys.push(...(batch as string[]));
       for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
     }
   } finally {
