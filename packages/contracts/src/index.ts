@@ -6,10 +6,14 @@ export {
   file_hookline_v1_attempt_log,
   type ListAttemptsRequest,
   type ListDeliveriesRequest,
+  type WatchAttemptsRequest,
+  type WatchAttemptsResponse,
+  WatchAttemptsResponseSchema,
 } from "./gen/hookline/v1/attempt_log_pb.js";
 export {
   type Attempt,
   AttemptSchema,
+  AttemptTrigger,
   type Delivery,
   DeliverySchema,
   DeliveryStatus,

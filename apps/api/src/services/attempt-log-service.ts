@@ -1,4 +1,4 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
 import { listAttempts, listDeliveries } from "@hookline/store";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
@@ -39,6 +39,15 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
         req.pageToken,
       );
       return { attempts: page.items.map(attemptMessage), nextPageToken: page.nextPageToken };
+    },
+
+    // biome-ignore lint/correctness/useYield: not served yet; answers UNIMPLEMENTED
+    async *watchAttempts() {
+      throw new ConnectError("WatchAttempts is not available yet", Code.Unimplemented);
+    },
+
+    async retryDelivery() {
+      throw new ConnectError("RetryDelivery is not available yet", Code.Unimplemented);
     },
   };
 }

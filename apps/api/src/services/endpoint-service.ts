@@ -1,4 +1,4 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type EndpointService, EndpointStatus } from "@hookline/contracts";
 import { parseSecret } from "@hookline/signing";
 import {
@@ -101,6 +101,14 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
     async deleteEndpoint(req) {
       await deleteEndpoint(deps.db, requireId("tenant_id", req.tenantId), requireId("id", req.id));
       return {};
+    },
+
+    async rotateEndpointSecret() {
+      throw new ConnectError("RotateEndpointSecret is not available yet", Code.Unimplemented);
+    },
+
+    async recoverEndpoint() {
+      throw new ConnectError("RecoverEndpoint is not available yet", Code.Unimplemented);
     },
   };
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hookline/v1/attempt_log.proto.
  */
 export const file_hookline_v1_attempt_log: GenFile = /*@__PURE__*/
-  fileDesc("Ch1ob29rbGluZS92MS9hdHRlbXB0X2xvZy5wcm90bxILaG9va2xpbmUudjEipQEKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEwoLZW5kcG9pbnRfaWQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuaG9va2xpbmUudjEuRGVsaXZlcnlTdGF0dXMSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiXAoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRIpCgpkZWxpdmVyaWVzGAEgAygLMhUuaG9va2xpbmUudjEuRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIosBChNMaXN0QXR0ZW1wdHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRITCgtlbmRwb2ludF9pZBgDIAEoCRITCgtkZWxpdmVyeV9pZBgEIAEoCRIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCSJXChRMaXN0QXR0ZW1wdHNSZXNwb25zZRImCghhdHRlbXB0cxgBIAMoCzIULmhvb2tsaW5lLnYxLkF0dGVtcHQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMsMBChFBdHRlbXB0TG9nU2VydmljZRJZCg5MaXN0RGVsaXZlcmllcxIiLmhvb2tsaW5lLnYxLkxpc3REZWxpdmVyaWVzUmVxdWVzdBojLmhvb2tsaW5lLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2USUwoMTGlzdEF0dGVtcHRzEiAuaG9va2xpbmUudjEuTGlzdEF0dGVtcHRzUmVxdWVzdBohLmhvb2tsaW5lLnYxLkxpc3RBdHRlbXB0c1Jlc3BvbnNlYgZwcm90bzM", [file_hookline_v1_delivery]);
+  fileDesc("Ch1ob29rbGluZS92MS9hdHRlbXB0X2xvZy5wcm90bxILaG9va2xpbmUudjEipQEKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEwoLZW5kcG9pbnRfaWQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuaG9va2xpbmUudjEuRGVsaXZlcnlTdGF0dXMSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiXAoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRIpCgpkZWxpdmVyaWVzGAEgAygLMhUuaG9va2xpbmUudjEuRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIosBChNMaXN0QXR0ZW1wdHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRITCgtlbmRwb2ludF9pZBgDIAEoCRITCgtkZWxpdmVyeV9pZBgEIAEoCRIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCSJXChRMaXN0QXR0ZW1wdHNSZXNwb25zZRImCghhdHRlbXB0cxgBIAMoCzIULmhvb2tsaW5lLnYxLkF0dGVtcHQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImoKFFdhdGNoQXR0ZW1wdHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIYChBhZnRlcl9hdHRlbXB0X2lkGAQgASgDIj4KFVdhdGNoQXR0ZW1wdHNSZXNwb25zZRIlCgdhdHRlbXB0GAEgASgLMhQuaG9va2xpbmUudjEuQXR0ZW1wdCI+ChRSZXRyeURlbGl2ZXJ5UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEwoLZGVsaXZlcnlfaWQYAiABKAkiQAoVUmV0cnlEZWxpdmVyeVJlc3BvbnNlEicKCGRlbGl2ZXJ5GAEgASgLMhUuaG9va2xpbmUudjEuRGVsaXZlcnky9QIKEUF0dGVtcHRMb2dTZXJ2aWNlElkKDkxpc3REZWxpdmVyaWVzEiIuaG9va2xpbmUudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0GiMuaG9va2xpbmUudjEuTGlzdERlbGl2ZXJpZXNSZXNwb25zZRJTCgxMaXN0QXR0ZW1wdHMSIC5ob29rbGluZS52MS5MaXN0QXR0ZW1wdHNSZXF1ZXN0GiEuaG9va2xpbmUudjEuTGlzdEF0dGVtcHRzUmVzcG9uc2USWAoNV2F0Y2hBdHRlbXB0cxIhLmhvb2tsaW5lLnYxLldhdGNoQXR0ZW1wdHNSZXF1ZXN0GiIuaG9va2xpbmUudjEuV2F0Y2hBdHRlbXB0c1Jlc3BvbnNlMAESVgoNUmV0cnlEZWxpdmVyeRIhLmhvb2tsaW5lLnYxLlJldHJ5RGVsaXZlcnlSZXF1ZXN0GiIuaG9va2xpbmUudjEuUmV0cnlEZWxpdmVyeVJlc3BvbnNlYgZwcm90bzM", [file_hookline_v1_delivery]);
 
 /**
  * @generated from message hookline.v1.ListDeliveriesRequest
@@ -149,6 +149,100 @@ export const ListAttemptsResponseSchema: GenMessage<ListAttemptsResponse> = /*@_
   messageDesc(file_hookline_v1_attempt_log, 3);
 
 /**
+ * @generated from message hookline.v1.WatchAttemptsRequest
+ */
+export type WatchAttemptsRequest = Message<"hookline.v1.WatchAttemptsRequest"> & {
+  /**
+   * Filters; empty means any.
+   *
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string event_id = 3;
+   */
+  eventId: string;
+
+  /**
+   * Resume cursor: stream attempts with a greater id. 0 streams only attempts recorded from now on.
+   *
+   * @generated from field: int64 after_attempt_id = 4;
+   */
+  afterAttemptId: bigint;
+};
+
+/**
+ * Describes the message hookline.v1.WatchAttemptsRequest.
+ * Use `create(WatchAttemptsRequestSchema)` to create a new message.
+ */
+export const WatchAttemptsRequestSchema: GenMessage<WatchAttemptsRequest> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_attempt_log, 4);
+
+/**
+ * @generated from message hookline.v1.WatchAttemptsResponse
+ */
+export type WatchAttemptsResponse = Message<"hookline.v1.WatchAttemptsResponse"> & {
+  /**
+   * @generated from field: hookline.v1.Attempt attempt = 1;
+   */
+  attempt?: Attempt | undefined;
+};
+
+/**
+ * Describes the message hookline.v1.WatchAttemptsResponse.
+ * Use `create(WatchAttemptsResponseSchema)` to create a new message.
+ */
+export const WatchAttemptsResponseSchema: GenMessage<WatchAttemptsResponse> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_attempt_log, 5);
+
+/**
+ * @generated from message hookline.v1.RetryDeliveryRequest
+ */
+export type RetryDeliveryRequest = Message<"hookline.v1.RetryDeliveryRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: string delivery_id = 2;
+   */
+  deliveryId: string;
+};
+
+/**
+ * Describes the message hookline.v1.RetryDeliveryRequest.
+ * Use `create(RetryDeliveryRequestSchema)` to create a new message.
+ */
+export const RetryDeliveryRequestSchema: GenMessage<RetryDeliveryRequest> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_attempt_log, 6);
+
+/**
+ * @generated from message hookline.v1.RetryDeliveryResponse
+ */
+export type RetryDeliveryResponse = Message<"hookline.v1.RetryDeliveryResponse"> & {
+  /**
+   * The delivery, pending again until its manual attempt is recorded.
+   *
+   * @generated from field: hookline.v1.Delivery delivery = 1;
+   */
+  delivery?: Delivery | undefined;
+};
+
+/**
+ * Describes the message hookline.v1.RetryDeliveryResponse.
+ * Use `create(RetryDeliveryResponseSchema)` to create a new message.
+ */
+export const RetryDeliveryResponseSchema: GenMessage<RetryDeliveryResponse> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_attempt_log, 7);
+
+/**
  * AttemptLogService lets customers and support read what happened to their webhooks.
  *
  * @generated from service hookline.v1.AttemptLogService
@@ -173,6 +267,29 @@ export const AttemptLogService: GenService<{
     methodKind: "unary";
     input: typeof ListAttemptsRequestSchema;
     output: typeof ListAttemptsResponseSchema;
+  },
+  /**
+   * WatchAttempts streams attempts as they are recorded, in increasing id order. With
+   * after_attempt_id it first replays every matching attempt after that id, then continues live
+   * with no gap and no duplicate: reconnect with the last id seen to resume.
+   *
+   * @generated from rpc hookline.v1.AttemptLogService.WatchAttempts
+   */
+  watchAttempts: {
+    methodKind: "server_streaming";
+    input: typeof WatchAttemptsRequestSchema;
+    output: typeof WatchAttemptsResponseSchema;
+  },
+  /**
+   * RetryDelivery makes one manual attempt now for a failed, cancelled or delivered delivery
+   * (a resend), logged with trigger MANUAL. A pending delivery already has its attempt coming.
+   *
+   * @generated from rpc hookline.v1.AttemptLogService.RetryDelivery
+   */
+  retryDelivery: {
+    methodKind: "unary";
+    input: typeof RetryDeliveryRequestSchema;
+    output: typeof RetryDeliveryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_hookline_v1_attempt_log, 0);

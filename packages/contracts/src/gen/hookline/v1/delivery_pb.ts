@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hookline/v1/delivery.proto.
  */
 export const file_hookline_v1_delivery: GenFile = /*@__PURE__*/
-  fileDesc("Chpob29rbGluZS92MS9kZWxpdmVyeS5wcm90bxILaG9va2xpbmUudjEi+QEKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRITCgtlbmRwb2ludF9pZBgEIAEoCRIrCgZzdGF0dXMYBSABKA4yGy5ob29rbGluZS52MS5EZWxpdmVyeVN0YXR1cxIVCg1hdHRlbXB0X2NvdW50GAYgASgFEjMKD25leHRfYXR0ZW1wdF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitgIKB0F0dGVtcHQSCgoCaWQYASABKAMSEQoJdGVuYW50X2lkGAIgASgJEhMKC2RlbGl2ZXJ5X2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJEhMKC2VuZHBvaW50X2lkGAUgASgJEhYKDmF0dGVtcHRfbnVtYmVyGAYgASgFEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2R1cmF0aW9uX21zGAggASgFEhcKD3Jlc3BvbnNlX3N0YXR1cxgJIAEoBRIVCg1yZXNwb25zZV9ib2R5GAogASgJEg0KBWVycm9yGAsgASgJEjQKD2RlbGl2ZXJ5X3N0YXR1cxgMIAEoDjIbLmhvb2tsaW5lLnYxLkRlbGl2ZXJ5U3RhdHVzKqgBCg5EZWxpdmVyeVN0YXR1cxIfChtERUxJVkVSWV9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdERUxJVkVSWV9TVEFUVVNfUEVORElORxABEh0KGURFTElWRVJZX1NUQVRVU19ERUxJVkVSRUQQAhIaChZERUxJVkVSWV9TVEFUVVNfRkFJTEVEEAMSHQoZREVMSVZFUllfU1RBVFVTX0NBTkNFTExFRBAEYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Chpob29rbGluZS92MS9kZWxpdmVyeS5wcm90bxILaG9va2xpbmUudjEi+QEKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRITCgtlbmRwb2ludF9pZBgEIAEoCRIrCgZzdGF0dXMYBSABKA4yGy5ob29rbGluZS52MS5EZWxpdmVyeVN0YXR1cxIVCg1hdHRlbXB0X2NvdW50GAYgASgFEjMKD25leHRfYXR0ZW1wdF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi5AIKB0F0dGVtcHQSCgoCaWQYASABKAMSEQoJdGVuYW50X2lkGAIgASgJEhMKC2RlbGl2ZXJ5X2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJEhMKC2VuZHBvaW50X2lkGAUgASgJEhYKDmF0dGVtcHRfbnVtYmVyGAYgASgFEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2R1cmF0aW9uX21zGAggASgFEhcKD3Jlc3BvbnNlX3N0YXR1cxgJIAEoBRIVCg1yZXNwb25zZV9ib2R5GAogASgJEg0KBWVycm9yGAsgASgJEjQKD2RlbGl2ZXJ5X3N0YXR1cxgMIAEoDjIbLmhvb2tsaW5lLnYxLkRlbGl2ZXJ5U3RhdHVzEiwKB3RyaWdnZXIYDSABKA4yGy5ob29rbGluZS52MS5BdHRlbXB0VHJpZ2dlciqoAQoORGVsaXZlcnlTdGF0dXMSHwobREVMSVZFUllfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXREVMSVZFUllfU1RBVFVTX1BFTkRJTkcQARIdChlERUxJVkVSWV9TVEFUVVNfREVMSVZFUkVEEAISGgoWREVMSVZFUllfU1RBVFVTX0ZBSUxFRBADEh0KGURFTElWRVJZX1NUQVRVU19DQU5DRUxMRUQQBCpsCg5BdHRlbXB0VHJpZ2dlchIfChtBVFRFTVBUX1RSSUdHRVJfVU5TUEVDSUZJRUQQABIdChlBVFRFTVBUX1RSSUdHRVJfU0NIRURVTEVEEAESGgoWQVRURU1QVF9UUklHR0VSX01BTlVBTBACYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Delivery is one event on its way to one endpoint.
@@ -149,6 +149,13 @@ export type Attempt = Message<"hookline.v1.Attempt"> & {
    * @generated from field: hookline.v1.DeliveryStatus delivery_status = 12;
    */
   deliveryStatus: DeliveryStatus;
+
+  /**
+   * What started this attempt: the retry schedule, or an operator's RetryDelivery.
+   *
+   * @generated from field: hookline.v1.AttemptTrigger trigger = 13;
+   */
+  trigger: AttemptTrigger;
 };
 
 /**
@@ -195,4 +202,32 @@ export enum DeliveryStatus {
  */
 export const DeliveryStatusSchema: GenEnum<DeliveryStatus> = /*@__PURE__*/
   enumDesc(file_hookline_v1_delivery, 0);
+
+/**
+ * AttemptTrigger says why an attempt was made.
+ *
+ * @generated from enum hookline.v1.AttemptTrigger
+ */
+export enum AttemptTrigger {
+  /**
+   * @generated from enum value: ATTEMPT_TRIGGER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ATTEMPT_TRIGGER_SCHEDULED = 1;
+   */
+  SCHEDULED = 1,
+
+  /**
+   * @generated from enum value: ATTEMPT_TRIGGER_MANUAL = 2;
+   */
+  MANUAL = 2,
+}
+
+/**
+ * Describes the enum hookline.v1.AttemptTrigger.
+ */
+export const AttemptTriggerSchema: GenEnum<AttemptTrigger> = /*@__PURE__*/
+  enumDesc(file_hookline_v1_delivery, 1);
 

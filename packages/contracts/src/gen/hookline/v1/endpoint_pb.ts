@@ -4,15 +4,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file hookline/v1/endpoint.proto.
  */
 export const file_hookline_v1_endpoint: GenFile = /*@__PURE__*/
-  fileDesc("Chpob29rbGluZS92MS9lbmRwb2ludC5wcm90bxILaG9va2xpbmUudjEilgIKCEVuZHBvaW50EgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRILCgN1cmwYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSEwoLZXZlbnRfdHlwZXMYBSADKAkSKwoGc3RhdHVzGAYgASgOMhsuaG9va2xpbmUudjEuRW5kcG9pbnRTdGF0dXMSFwoPZGlzYWJsZWRfcmVhc29uGAcgASgJEg4KBnNlY3JldBgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ9ChVDcmVhdGVFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEgoKAmlkGAIgASgJEgsKA3VybBgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRITCgtldmVudF90eXBlcxgFIAMoCRIOCgZzZWNyZXQYBiABKAkiQQoWQ3JlYXRlRW5kcG9pbnRSZXNwb25zZRInCghlbmRwb2ludBgBIAEoCzIVLmhvb2tsaW5lLnYxLkVuZHBvaW50IjMKEkdldEVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSCgoCaWQYAiABKAkiPgoTR2V0RW5kcG9pbnRSZXNwb25zZRInCghlbmRwb2ludBgBIAEoCzIVLmhvb2tsaW5lLnYxLkVuZHBvaW50IlAKFExpc3RFbmRwb2ludHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJaChVMaXN0RW5kcG9pbnRzUmVzcG9uc2USKAoJZW5kcG9pbnRzGAEgAygLMhUuaG9va2xpbmUudjEuRW5kcG9pbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIukBChVVcGRhdGVFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEgoKAmlkGAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESEwoLZXZlbnRfdHlwZXMYBSADKAkSGwoTcmVwbGFjZV9ldmVudF90eXBlcxgGIAEoCBIwCgZzdGF0dXMYByABKA4yGy5ob29rbGluZS52MS5FbmRwb2ludFN0YXR1c0gCiAEBQgYKBF91cmxCDgoMX2Rlc2NyaXB0aW9uQgkKB19zdGF0dXMiQQoWVXBkYXRlRW5kcG9pbnRSZXNwb25zZRInCghlbmRwb2ludBgBIAEoCzIVLmhvb2tsaW5lLnYxLkVuZHBvaW50IjYKFURlbGV0ZUVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSCgoCaWQYAiABKAkiGAoWRGVsZXRlRW5kcG9pbnRSZXNwb25zZSpsCg5FbmRwb2ludFN0YXR1cxIfChtFTkRQT0lOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdFTkRQT0lOVF9TVEFUVVNfRU5BQkxFRBABEhwKGEVORFBPSU5UX1NUQVRVU19ESVNBQkxFRBACMswDCg9FbmRwb2ludFNlcnZpY2USWQoOQ3JlYXRlRW5kcG9pbnQSIi5ob29rbGluZS52MS5DcmVhdGVFbmRwb2ludFJlcXVlc3QaIy5ob29rbGluZS52MS5DcmVhdGVFbmRwb2ludFJlc3BvbnNlElAKC0dldEVuZHBvaW50Eh8uaG9va2xpbmUudjEuR2V0RW5kcG9pbnRSZXF1ZXN0GiAuaG9va2xpbmUudjEuR2V0RW5kcG9pbnRSZXNwb25zZRJWCg1MaXN0RW5kcG9pbnRzEiEuaG9va2xpbmUudjEuTGlzdEVuZHBvaW50c1JlcXVlc3QaIi5ob29rbGluZS52MS5MaXN0RW5kcG9pbnRzUmVzcG9uc2USWQoOVXBkYXRlRW5kcG9pbnQSIi5ob29rbGluZS52MS5VcGRhdGVFbmRwb2ludFJlcXVlc3QaIy5ob29rbGluZS52MS5VcGRhdGVFbmRwb2ludFJlc3BvbnNlElkKDkRlbGV0ZUVuZHBvaW50EiIuaG9va2xpbmUudjEuRGVsZXRlRW5kcG9pbnRSZXF1ZXN0GiMuaG9va2xpbmUudjEuRGVsZXRlRW5kcG9pbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Chpob29rbGluZS92MS9lbmRwb2ludC5wcm90bxILaG9va2xpbmUudjEilgIKCEVuZHBvaW50EgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRILCgN1cmwYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSEwoLZXZlbnRfdHlwZXMYBSADKAkSKwoGc3RhdHVzGAYgASgOMhsuaG9va2xpbmUudjEuRW5kcG9pbnRTdGF0dXMSFwoPZGlzYWJsZWRfcmVhc29uGAcgASgJEg4KBnNlY3JldBgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ9ChVDcmVhdGVFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEgoKAmlkGAIgASgJEgsKA3VybBgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRITCgtldmVudF90eXBlcxgFIAMoCRIOCgZzZWNyZXQYBiABKAkiQQoWQ3JlYXRlRW5kcG9pbnRSZXNwb25zZRInCghlbmRwb2ludBgBIAEoCzIVLmhvb2tsaW5lLnYxLkVuZHBvaW50IjMKEkdldEVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSCgoCaWQYAiABKAkiPgoTR2V0RW5kcG9pbnRSZXNwb25zZRInCghlbmRwb2ludBgBIAEoCzIVLmhvb2tsaW5lLnYxLkVuZHBvaW50IlAKFExpc3RFbmRwb2ludHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJaChVMaXN0RW5kcG9pbnRzUmVzcG9uc2USKAoJZW5kcG9pbnRzGAEgAygLMhUuaG9va2xpbmUudjEuRW5kcG9pbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIukBChVVcGRhdGVFbmRwb2ludFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEgoKAmlkGAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESEwoLZXZlbnRfdHlwZXMYBSADKAkSGwoTcmVwbGFjZV9ldmVudF90eXBlcxgGIAEoCBIwCgZzdGF0dXMYByABKA4yGy5ob29rbGluZS52MS5FbmRwb2ludFN0YXR1c0gCiAEBQgYKBF91cmxCDgoMX2Rlc2NyaXB0aW9uQgkKB19zdGF0dXMiQQoWVXBkYXRlRW5kcG9pbnRSZXNwb25zZRInCghlbmRwb2ludBgBIAEoCzIVLmhvb2tsaW5lLnYxLkVuZHBvaW50IjYKFURlbGV0ZUVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSCgoCaWQYAiABKAkiGAoWRGVsZXRlRW5kcG9pbnRSZXNwb25zZSKTAQobUm90YXRlRW5kcG9pbnRTZWNyZXRSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIKCgJpZBgCIAEoCRIOCgZzZWNyZXQYAyABKAkSNAoMZ3JhY2VfcGVyaW9kGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uSACIAQFCDwoNX2dyYWNlX3BlcmlvZCJHChxSb3RhdGVFbmRwb2ludFNlY3JldFJlc3BvbnNlEicKCGVuZHBvaW50GAEgASgLMhUuaG9va2xpbmUudjEuRW5kcG9pbnQiYgoWUmVjb3ZlckVuZHBvaW50UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSCgoCaWQYAiABKAkSKQoFc2luY2UYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIisKF1JlY292ZXJFbmRwb2ludFJlc3BvbnNlEhAKCHJlcXVldWVkGAEgASgFKmwKDkVuZHBvaW50U3RhdHVzEh8KG0VORFBPSU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0VORFBPSU5UX1NUQVRVU19FTkFCTEVEEAESHAoYRU5EUE9JTlRfU1RBVFVTX0RJU0FCTEVEEAIylwUKD0VuZHBvaW50U2VydmljZRJZCg5DcmVhdGVFbmRwb2ludBIiLmhvb2tsaW5lLnYxLkNyZWF0ZUVuZHBvaW50UmVxdWVzdBojLmhvb2tsaW5lLnYxLkNyZWF0ZUVuZHBvaW50UmVzcG9uc2USUAoLR2V0RW5kcG9pbnQSHy5ob29rbGluZS52MS5HZXRFbmRwb2ludFJlcXVlc3QaIC5ob29rbGluZS52MS5HZXRFbmRwb2ludFJlc3BvbnNlElYKDUxpc3RFbmRwb2ludHMSIS5ob29rbGluZS52MS5MaXN0RW5kcG9pbnRzUmVxdWVzdBoiLmhvb2tsaW5lLnYxLkxpc3RFbmRwb2ludHNSZXNwb25zZRJZCg5VcGRhdGVFbmRwb2ludBIiLmhvb2tsaW5lLnYxLlVwZGF0ZUVuZHBvaW50UmVxdWVzdBojLmhvb2tsaW5lLnYxLlVwZGF0ZUVuZHBvaW50UmVzcG9uc2USWQoORGVsZXRlRW5kcG9pbnQSIi5ob29rbGluZS52MS5EZWxldGVFbmRwb2ludFJlcXVlc3QaIy5ob29rbGluZS52MS5EZWxldGVFbmRwb2ludFJlc3BvbnNlEmsKFFJvdGF0ZUVuZHBvaW50U2VjcmV0EiguaG9va2xpbmUudjEuUm90YXRlRW5kcG9pbnRTZWNyZXRSZXF1ZXN0GikuaG9va2xpbmUudjEuUm90YXRlRW5kcG9pbnRTZWNyZXRSZXNwb25zZRJcCg9SZWNvdmVyRW5kcG9pbnQSIy5ob29rbGluZS52MS5SZWNvdmVyRW5kcG9pbnRSZXF1ZXN0GiQuaG9va2xpbmUudjEuUmVjb3ZlckVuZHBvaW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Endpoint is a URL that receives a tenant's webhooks.
@@ -346,6 +346,107 @@ export const DeleteEndpointResponseSchema: GenMessage<DeleteEndpointResponse> = 
   messageDesc(file_hookline_v1_endpoint, 10);
 
 /**
+ * @generated from message hookline.v1.RotateEndpointSecretRequest
+ */
+export type RotateEndpointSecretRequest = Message<"hookline.v1.RotateEndpointSecretRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * Optional; generated when empty.
+   *
+   * @generated from field: string secret = 3;
+   */
+  secret: string;
+
+  /**
+   * How long the previous secret keeps signing; unset means 24 hours, zero retires it at once.
+   *
+   * @generated from field: optional google.protobuf.Duration grace_period = 4;
+   */
+  gracePeriod?: Duration | undefined;
+};
+
+/**
+ * Describes the message hookline.v1.RotateEndpointSecretRequest.
+ * Use `create(RotateEndpointSecretRequestSchema)` to create a new message.
+ */
+export const RotateEndpointSecretRequestSchema: GenMessage<RotateEndpointSecretRequest> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_endpoint, 11);
+
+/**
+ * @generated from message hookline.v1.RotateEndpointSecretResponse
+ */
+export type RotateEndpointSecretResponse = Message<"hookline.v1.RotateEndpointSecretResponse"> & {
+  /**
+   * @generated from field: hookline.v1.Endpoint endpoint = 1;
+   */
+  endpoint?: Endpoint | undefined;
+};
+
+/**
+ * Describes the message hookline.v1.RotateEndpointSecretResponse.
+ * Use `create(RotateEndpointSecretResponseSchema)` to create a new message.
+ */
+export const RotateEndpointSecretResponseSchema: GenMessage<RotateEndpointSecretResponse> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_endpoint, 12);
+
+/**
+ * @generated from message hookline.v1.RecoverEndpointRequest
+ */
+export type RecoverEndpointRequest = Message<"hookline.v1.RecoverEndpointRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * Failed deliveries created at or after this time are requeued.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 3;
+   */
+  since?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message hookline.v1.RecoverEndpointRequest.
+ * Use `create(RecoverEndpointRequestSchema)` to create a new message.
+ */
+export const RecoverEndpointRequestSchema: GenMessage<RecoverEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_endpoint, 13);
+
+/**
+ * @generated from message hookline.v1.RecoverEndpointResponse
+ */
+export type RecoverEndpointResponse = Message<"hookline.v1.RecoverEndpointResponse"> & {
+  /**
+   * How many failed deliveries were requeued.
+   *
+   * @generated from field: int32 requeued = 1;
+   */
+  requeued: number;
+};
+
+/**
+ * Describes the message hookline.v1.RecoverEndpointResponse.
+ * Use `create(RecoverEndpointResponseSchema)` to create a new message.
+ */
+export const RecoverEndpointResponseSchema: GenMessage<RecoverEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_endpoint, 14);
+
+/**
  * EndpointStatus says whether new events are delivered to an endpoint.
  *
  * @generated from enum hookline.v1.EndpointStatus
@@ -428,6 +529,28 @@ export const EndpointService: GenService<{
     methodKind: "unary";
     input: typeof DeleteEndpointRequestSchema;
     output: typeof DeleteEndpointResponseSchema;
+  },
+  /**
+   * RotateEndpointSecret replaces the signing secret. The previous one stays valid for a grace
+   * period, during which every request carries one signature per live secret.
+   *
+   * @generated from rpc hookline.v1.EndpointService.RotateEndpointSecret
+   */
+  rotateEndpointSecret: {
+    methodKind: "unary";
+    input: typeof RotateEndpointSecretRequestSchema;
+    output: typeof RotateEndpointSecretResponseSchema;
+  },
+  /**
+   * RecoverEndpoint requeues, once, every failed delivery of the endpoint created since a time
+   * (at most 14 days back).
+   *
+   * @generated from rpc hookline.v1.EndpointService.RecoverEndpoint
+   */
+  recoverEndpoint: {
+    methodKind: "unary";
+    input: typeof RecoverEndpointRequestSchema;
+    output: typeof RecoverEndpointResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_hookline_v1_endpoint, 0);
