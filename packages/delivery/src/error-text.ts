@@ -10,6 +10,11 @@ const RESETS = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
 const TLS_FAILURE = /^(?:CERT_|ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
 const PARSER_REASON = /\(([^)]*)\)\s*$/;
 const TIMEOUTS = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT"]);
+// undici reports a CONNECT the egress proxy refused as "Proxy response (403) !== 200 when HTTP Tunneling".
+const PROXY_REFUSAL = /^Proxy response \((\d+)\)/;
+
+/** The largest response head accepted (Node's default), named in the error when a receiver exceeds it. */
+export const MAX_HEADER_BYTES = 16 * 1024;
 
 /** The customer-facing text for an attempt that got no response; `timeoutMs` names the deadline. */
 export function errorText(error: unknown, timeoutMs: number): string {
@@ -19,6 +24,8 @@ export function errorText(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && error.name === "HTTPParserError") {
     return `invalid HTTP response: ${PARSER_REASON.exec(message)?.[1] ?? message}`;
   }
+  const refusal = PROXY_REFUSAL.exec(message);
+  if (refusal) return `refused by the egress proxy: it answered ${refusal[1]}`;
   const code = codeOf(error);
   if (code === undefined) return error instanceof Error ? `request failed: ${error.name}` : "request failed";
   if (TIMEOUTS.has(code)) return timeoutText(timeoutMs);
@@ -26,6 +33,8 @@ export function errorText(error: unknown, timeoutMs: number): string {
   if (DNS_FAILURES.has(code)) return `DNS lookup failed: ${code}`;
   if (RESETS.has(code)) return `connection reset: ${code}`;
   if (code === "UND_ERR_SOCKET") return `connection closed: ${message}`;
+  if (code === "UND_ERR_HEADERS_OVERFLOW")
+    return `invalid HTTP response: headers larger than ${MAX_HEADER_BYTES} bytes`;
   if (code === "UND_ERR_RES_CONTENT_LENGTH_MISMATCH") return "invalid HTTP response: body cut short";
   if (TLS_FAILURE.test(code)) return `TLS handshake failed: ${code}`;
   if (code === "UND_ERR_INVALID_ARG") return `invalid request: ${message}`;

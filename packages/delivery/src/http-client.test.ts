@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import type { TestContext } from "node:test";
 import { test } from "node:test";
-import { type AttemptOutcome, createHttpClient, type HttpClientOptions, verdictOf } from "./index.js";
+import {
+  type AttemptOutcome,
+  createAddressPolicy,
+  createHttpClient,
+  type HttpClientOptions,
+  verdictOf,
+} from "./index.js";
 import { closedPort, startHttpServer, startTcpServer, type TestServer } from "./test-helpers.js";
 
 const SIGNATURE = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=";
@@ -14,8 +20,16 @@ const HEADERS = {
 };
 const BODY = JSON.stringify({ type: "invoice.paid" });
 
+// The receivers here are on loopback, which deliveries may reach only when it is allowed.
+const LOOPBACK_ALLOWED = createAddressPolicy({ allowedCidrs: [{ address: "127.0.0.0", prefix: 8 }] });
+
 function clientFor(t: TestContext, options: Partial<HttpClientOptions> = {}) {
-  const client = createHttpClient({ timeoutMs: 2000, maxResponseBytes: 1024, ...options });
+  const client = createHttpClient({
+    timeoutMs: 2000,
+    maxResponseBytes: 1024,
+    addressPolicy: LOOPBACK_ALLOWED,
+    ...options,
+  });
   t.after(() => client.close());
   return client;
 }

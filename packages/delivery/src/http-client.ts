@@ -1,5 +1,8 @@
-import { Agent, request } from "undici";
-import { errorText, redactHeaderValues, timeoutText } from "./error-text.js";
+import { Agent, type Dispatcher, ProxyAgent, request } from "undici";
+import { type AddressPolicy, createAddressPolicy } from "./address-policy.js";
+import { errorText, MAX_HEADER_BYTES, redactHeaderValues, timeoutText } from "./error-text.js";
+import { BlockedAddressError, guardedLookup, type LookupAll, systemLookup } from "./guarded-lookup.js";
+import { literalAddress } from "./literal-url.js";
 import type { AttemptOutcome } from "./outcome.js";
 import { readCapped } from "./read-capped.js";
 import { parseRetryAfter } from "./retry-after.js";
@@ -28,6 +31,16 @@ export interface HttpClientOptions {
   connectionsPerOrigin?: number;
   /** Monotonic clock in ms for durationMs (default performance.now). */
   now?: () => number;
+  /** Which addresses a delivery may connect to (default: public internet only). */
+  addressPolicy?: AddressPolicy;
+  /** Resolves hostnames to every address (default dns.lookup with all: true); each one is checked. */
+  lookup?: LookupAll;
+  /**
+   * http://host:port of a proxy that carries every delivery (CONNECT tunnels). The proxy is then
+   * trusted to enforce egress: no local DNS lookup or address check is made, since the proxy
+   * resolves names itself and what this host's resolver says would not be where it connects.
+   */
+  egressProxy?: string;
 }
 
 const RETRY_AFTER_STATUSES = new Set([429, 503]);
@@ -36,12 +49,22 @@ const RETRY_AFTER_STATUSES = new Set([429, 503]);
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const { timeoutMs, maxResponseBytes } = options;
   const now = options.now ?? (() => performance.now());
-  const agent = new Agent({
+  const pool = {
     connections: options.connectionsPerOrigin ?? 64,
-    connect: { timeout: timeoutMs },
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
-  });
+    maxHeaderSize: MAX_HEADER_BYTES,
+  };
+  // Without a proxy every connection is vetted; with one, the proxy decides (see egressProxy).
+  let policy: AddressPolicy | undefined;
+  let agent: Dispatcher;
+  if (options.egressProxy === undefined) {
+    policy = options.addressPolicy ?? createAddressPolicy();
+    const lookup = guardedLookup(policy, options.lookup ?? systemLookup);
+    agent = new Agent({ ...pool, connect: { timeout: timeoutMs, lookup } });
+  } else {
+    agent = new ProxyAgent({ ...pool, uri: options.egressProxy });
+  }
 
   async function post({ url, headers, body }: PostRequest): Promise<AttemptOutcome> {
     const startedAt = now();
@@ -60,6 +83,17 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         durationMs: elapsed(),
       };
     }
+    // The socket connects to a literal address without any lookup, so it is checked here.
+    const address = literalAddress(target);
+    const problem = address === undefined ? undefined : policy?.problem(address);
+    if (problem !== undefined) {
+      return {
+        kind: "error",
+        error: `blocked: ${address} is ${problem}`,
+        blocked: true,
+        durationMs: elapsed(),
+      };
+    }
 
     const controller = new AbortController();
     let timedOut = false;
@@ -72,7 +106,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const response = await request(target, {
         dispatcher: agent,
         method: "POST",
-        headers,
+        // A copy: undici's ProxyAgent writes a host header into the object it is given.
+        headers: { ...headers },
         body,
         signal: controller.signal,
       });
@@ -87,6 +122,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         durationMs: elapsed(),
       };
     } catch (error: unknown) {
+      const blocked = blockedCause(error);
+      if (blocked) return { kind: "error", error: blocked.message, blocked: true, durationMs: elapsed() };
       if (timedOut) {
         // Timers can fire a fraction of a millisecond early against performance.now; the attempt
         // did last the whole deadline.
@@ -103,4 +140,13 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   }
 
   return { post, close: () => agent.close() };
+}
+
+function blockedCause(error: unknown): BlockedAddressError | undefined {
+  let current = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof BlockedAddressError) return current;
+    current = current.cause;
+  }
+  return undefined;
 }

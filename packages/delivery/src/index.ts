@@ -1,8 +1,16 @@
 export {
+  type AddressPolicy,
+  type AddressPolicyOptions,
+  type CidrRange,
+  createAddressPolicy,
+} from "./address-policy.js";
+export { type LookupAll, systemLookup } from "./guarded-lookup.js";
+export {
   createHttpClient,
   type HttpClient,
   type HttpClientOptions,
   type PostRequest,
 } from "./http-client.js";
+export { literalUrlProblem } from "./literal-url.js";
 export { type AttemptOutcome, type Verdict, verdictOf } from "./outcome.js";
 export { type RetryPolicy, retryDelayMs } from "./retry-policy.js";

@@ -1,14 +1,29 @@
 /** What one HTTP attempt produced: the receiver's answer, or why there was none. */
 export type AttemptOutcome =
   | { kind: "response"; status: number; body: string; retryAfterMs: number | undefined; durationMs: number }
-  | { kind: "error"; error: string; durationMs: number };
+  | {
+      kind: "error";
+      error: string;
+      durationMs: number;
+      /** Nothing was sent: the URL's address is one deliveries may not reach (the SSRF guard). */
+      blocked?: true;
+    };
 
 /** What to do with a delivery after an attempt. */
-export type Verdict = "delivered" | "gone" | "retry";
+export type Verdict = "delivered" | "gone" | "retry" | "blocked";
 
-/** 2xx is delivered, 410 means the endpoint is gone, anything else (3xx, 4xx, 5xx, no answer) is retried. */
+/**
+ * 2xx is delivered, 410 means the endpoint is gone, an address the SSRF guard refused is
+ * blocked, anything else (3xx, 4xx, 5xx, no answer) is retried.
+ *
+ * A blocked delivery fails at once instead of being retried: the refusal is our own policy, not
+ * a fault of the receiver that time may cure, so retrying would only turn the worker into a
+ * periodic prober of internal names (one DNS lookup per attempt, per delivery) while the customer
+ * waits hours for the final "failed". The attempt row already says why, and fixing the URL or
+ * the DNS record and retrying the delivery is the customer's move.
+ */
 export function verdictOf(outcome: AttemptOutcome): Verdict {
-  if (outcome.kind === "error") return "retry";
+  if (outcome.kind === "error") return outcome.blocked ? "blocked" : "retry";
   if (outcome.status >= 200 && outcome.status < 300) return "delivered";
   if (outcome.status === 410) return "gone";
   return "retry";

@@ -11,10 +11,16 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** An HTTP receiver on 127.0.0.1 with an ephemeral port. */
-export async function startHttpServer(handler: http.RequestListener): Promise<TestServer> {
+/** Where a test server listens: a loopback address (default 127.0.0.1) and a port (default any free one). */
+export interface ListenOn {
+  host?: string;
+  port?: number;
+}
+
+/** An HTTP receiver, by default on 127.0.0.1 with an ephemeral port. */
+export async function startHttpServer(handler: http.RequestListener, on: ListenOn = {}): Promise<TestServer> {
   const server = http.createServer(handler);
-  const result = await listen(server);
+  const result = await listen(server, on);
   return {
     ...result,
     close: async () => {
@@ -25,7 +31,10 @@ export async function startHttpServer(handler: http.RequestListener): Promise<Te
 }
 
 /** A raw TCP receiver, for answers no well-behaved HTTP server would give. */
-export async function startTcpServer(onSocket: (socket: net.Socket) => void): Promise<TestServer> {
+export async function startTcpServer(
+  onSocket: (socket: net.Socket) => void,
+  on: ListenOn = {},
+): Promise<TestServer> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -33,7 +42,7 @@ export async function startTcpServer(onSocket: (socket: net.Socket) => void): Pr
     socket.on("error", () => {});
     onSocket(socket);
   });
-  const result = await listen(server);
+  const result = await listen(server, on);
   return {
     ...result,
     close: async () => {
@@ -50,16 +59,19 @@ export async function closedPort(): Promise<number> {
   return server.port;
 }
 
-async function listen(server: net.Server): Promise<TestServer> {
+async function listen(
+  server: net.Server,
+  { host = "127.0.0.1", port: wanted = 0 }: ListenOn,
+): Promise<TestServer> {
   let connections = 0;
   server.on("connection", () => {
     connections++;
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
+  server.listen(wanted, host);
+  await once(server, "listening"); // rejects on "error", e.g. EADDRINUSE
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
+    url: `http://${host}:${port}/hooks`,
     port,
     connections: () => connections,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -27,6 +27,8 @@ export interface TestBackend {
   dispose(): Promise<void>;
 }
 
+// Test receivers listen on loopback, which deliveries may reach only when it is allowed.
+const LOOPBACK = "127.0.0.0/8";
 const ADMIN_URL = process.env.HOOKLINE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS: RedisOptions = {
   host: process.env.HOOKLINE_TEST_REDIS_HOST ?? "127.0.0.1",
@@ -44,7 +46,7 @@ export async function createTestBackend(kind: TestBackendKind = testBackendKind(
       databaseUrl: undefined,
       redis: undefined,
       prefix,
-      env: { HOOKLINE_DATA_DIR: dataDir, BULLMQ_PREFIX: prefix },
+      env: { HOOKLINE_DATA_DIR: dataDir, BULLMQ_PREFIX: prefix, HOOKLINE_ALLOWED_CIDRS: LOOPBACK },
       dispose: () => rm(dataDir, { recursive: true, force: true }),
     };
   }
@@ -61,6 +63,7 @@ export async function createTestBackend(kind: TestBackendKind = testBackendKind(
       DATABASE_URL: url.toString(),
       REDIS_URL: `redis://${REDIS.host}:${REDIS.port}/0`,
       BULLMQ_PREFIX: prefix,
+      HOOKLINE_ALLOWED_CIDRS: LOOPBACK,
     },
     async dispose() {
       await withAdmin((client) => client.query(`drop database if exists ${name} with (force)`));

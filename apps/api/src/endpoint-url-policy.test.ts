@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { status } from "@grpc/grpc-js";
+import { expectStatus, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+// The test backend allows 127.0.0.0/8 (HOOKLINE_ALLOWED_CIDRS), as a local deployment would;
+// every other non-public address stays blocked.
+const T = uniqueTenant("urlpolicy");
+let api: TestApi;
+
+before(async () => {
+  api = await startTestApi();
+  await api.call("CreateEndpoint", { tenant_id: T, id: "existing", url: "https://example.com/hooks" });
+});
+after(() => api.close());
+
+// connect-es percent-encodes grpc-message with encodeURIComponent but grpc-js decodes it with
+// decodeURI, which leaves reserved characters (",", ":", "/") encoded; read it fully decoded.
+const details = (error: { details: string }) => decodeURIComponent(error.details);
+
+const BLOCKED: Record<string, string> = {
+  "http://10.0.0.5/hooks": "url must not point at 10.0.0.5, a private address",
+  "http://169.254.169.254/latest/meta-data/":
+    "url must not point at 169.254.169.254, a link-local address (cloud metadata)",
+  "http://0xa9fea9fe/": "url must not point at 169.254.169.254, a link-local address (cloud metadata)",
+  "http://0/": "url must not point at 0.0.0.0, an unspecified address",
+  "http://[::1]:8080/": "url must not point at ::1, a loopback address",
+  "http://[::ffff:192.168.0.1]/":
+    "url must not point at ::ffff:c0a8:1, a private address (IPv4-mapped form of 192.168.0.1)",
+  "http://[fd00::1]/": "url must not point at fd00::1, a unique local address",
+  "gopher://127.0.0.1:6379/_": "url must use http or https",
+  "https://user:secret@example.com/": "url must not carry credentials",
+};
+
+test("CreateEndpoint refuses URLs that can never be delivered to, naming url", async () => {
+  let n = 0;
+  for (const [url, message] of Object.entries(BLOCKED)) {
+    const error = await expectStatus(
+      api.call("CreateEndpoint", { tenant_id: T, id: `blocked-${n++}`, url }),
+      status.INVALID_ARGUMENT,
+    );
+    assert.equal(details(error), message);
+  }
+});
+
+test("UpdateEndpoint refuses them too and leaves the endpoint as it was", async () => {
+  for (const [url, message] of Object.entries(BLOCKED)) {
+    const error = await expectStatus(
+      api.call("UpdateEndpoint", { tenant_id: T, id: "existing", url }),
+      status.INVALID_ARGUMENT,
+    );
+    assert.equal(details(error), message);
+  }
+  const { endpoint } = await api.call("GetEndpoint", { tenant_id: T, id: "existing" });
+  assert.equal(endpoint.url, "https://example.com/hooks");
+});
+
+test("hostnames, public addresses and allowed ranges are accepted as written", async () => {
+  const accepted = [
+    "https://hooks.example.com/in",
+    // Resolved and checked at delivery time, not here.
+    "http://localhost:8080/hooks",
+    "http://8.8.8.8/hooks",
+    "http://[2606:4700:4700::1111]/hooks",
+    "http://127.0.0.1:3000/hooks",
+    "http://2130706433:3000/hooks",
+  ];
+  let n = 0;
+  for (const url of accepted) {
+    const { endpoint } = await api.call("CreateEndpoint", { tenant_id: T, id: `ok-${n++}`, url });
+    assert.equal(endpoint.url, url);
+  }
+});
