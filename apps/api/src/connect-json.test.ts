@@ -98,7 +98,12 @@ describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
       JSON.stringify({ tenantId: uniqueTenant("j"), eventType: "t", dataJson: "{oops" }),
     );
     assert.equal(notJson.status, 400);
-    assert.deepEqual(notJson.json, { code: "invalid_argument", message: "data_json is not valid JSON" });
+    const { details, ...status } = notJson.json as { details?: { type: string }[] };
+    assert.deepEqual(status, { code: "invalid_argument", message: "data_json is not valid JSON" });
+    assert.deepEqual(
+      details?.map((d) => d.type),
+      ["google.rpc.BadRequest"],
+    );
   });
 
   test("unknown ids answer not_found; a body that is not JSON answers invalid_argument", async () => {

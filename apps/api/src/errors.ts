@@ -1,4 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { BadRequestSchema } from "@hookline/contracts";
 import { InvalidSecretError } from "@hookline/signing";
 import { AlreadyExistsError, InvalidPageTokenError, isConnectionError, NotFoundError } from "@hookline/store";
 import { InvalidArgumentError } from "./validate.js";
@@ -12,16 +13,25 @@ export function toConnectError(
   log: (message: string, fields: Record<string, unknown>) => void,
 ): ConnectError {
   if (error instanceof ConnectError) return error;
-  if (error instanceof InvalidArgumentError) return new ConnectError(error.message, Code.InvalidArgument);
-  if (error instanceof InvalidSecretError)
-    return new ConnectError(`secret ${error.message}`, Code.InvalidArgument);
-  if (error instanceof InvalidPageTokenError) return new ConnectError(error.message, Code.InvalidArgument);
+  if (error instanceof InvalidArgumentError) return badRequest(error.field, error.message);
+  if (error instanceof InvalidSecretError) return badRequest("secret", `secret ${error.message}`);
+  if (error instanceof InvalidPageTokenError) return badRequest("page_token", error.message);
   if (error instanceof NotFoundError) return new ConnectError(error.message, Code.NotFound);
   if (error instanceof AlreadyExistsError) return new ConnectError(error.message, Code.AlreadyExists);
   if (isConnectionError(error))
     return new ConnectError("the database is unavailable; try again", Code.Unavailable);
   log("internal error", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   return new ConnectError("internal error", Code.Internal);
+}
+
+/**
+ * INVALID_ARGUMENT naming the field twice: in the message for people, and in a google.rpc.BadRequest
+ * detail (grpc-status-details-bin on gRPC) for programs.
+ */
+function badRequest(field: string, message: string): ConnectError {
+  return new ConnectError(message, Code.InvalidArgument, undefined, [
+    { desc: BadRequestSchema, value: { fieldViolations: [{ field, description: message }] } },
+  ]);
 }
 
 export function errorMappingInterceptor(
