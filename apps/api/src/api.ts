@@ -1,24 +1,30 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
+import { type ApiToken, authInterceptor } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
+import { registerEcosystem } from "./ecosystem/index.js";
 import { errorMappingInterceptor } from "./errors.js";
 import { type ListeningServer, serve } from "./server.js";
 import { attemptLogService } from "./services/attempt-log-service.js";
 import { emitService } from "./services/emit-service.js";
 import { endpointService } from "./services/endpoint-service.js";
 
-/** Registers every Hookline service on a Connect router. */
+/** Registers every Hookline service, then gRPC health and reflection, on a Connect router. */
 export function routes(deps: ApiDeps) {
   return (router: ConnectRouter) => {
     router.service(EndpointService, endpointService(deps));
     router.service(EmitService, emitService(deps));
     router.service(AttemptLogService, attemptLogService(deps));
+    // Health and reflection describe the services above, so they come last.
+    registerEcosystem(router, { checkStore: deps.checkStore });
   };
 }
 
 export interface ApiServerOptions {
   host: string;
   port: number;
+  /** Empty: no authentication (loopback, or HOOKLINE_INSECURE_NO_AUTH). */
+  tokens: readonly ApiToken[];
 }
 
 /** Starts the api on host:port (gRPC, gRPC-Web and Connect JSON on the same port). */
@@ -27,7 +33,7 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     host: options.host,
     port: options.port,
     routes: routes(deps),
-    interceptors: [errorMappingInterceptor(deps.log)],
+    interceptors: [errorMappingInterceptor(deps.log), authInterceptor(options.tokens)],
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,
   });

@@ -1,26 +1,78 @@
 import type { HooklineConfig } from "@hookline/config";
-import type { Infrastructure, Logger } from "@hookline/runtime";
+import { createAddressPolicy } from "@hookline/delivery";
+import type { Infrastructure, Logger, Signal } from "@hookline/runtime";
 import { generateSecret } from "@hookline/signing";
 import { startApiServer } from "./api.js";
+import { AttemptFeed } from "./attempt-feed.js";
+import { storeAnswers } from "./ecosystem/store-probe.js";
 import type { ListeningServer } from "./server.js";
 
+/** How the api hears about, and tells of, changes made by other parts of the system. */
+export interface ApiSignals {
+  /** Fires when attempts were recorded (in process, or relayed from PostgreSQL NOTIFY). */
+  attempts: Signal;
+  /** Called when an endpoint appears or is re-enabled, so workers serve it at once. */
+  onEndpointsChanged?: () => void;
+}
+
+/** A running api. */
+export interface ApiServer extends ListeningServer {
+  /** WatchAttempts streams currently open. */
+  readonly openStreams: number;
+}
+
 /** Builds and starts the api from configuration. */
-export function startApiFromConfig(
+export async function startApiFromConfig(
   config: HooklineConfig,
   infra: Infrastructure,
   log: Logger,
-  onEndpointsChanged?: () => void,
-): Promise<ListeningServer> {
-  return startApiServer(
+  signals: ApiSignals,
+): Promise<ApiServer> {
+  refuseOpenExposure(config);
+  const attemptFeed = new AttemptFeed(infra.store.db, {
+    bufferLimit: config.watchBufferLimit,
+    safetyPollMs: config.watchPollIntervalMs,
+  });
+  const unsubscribe = signals.attempts.subscribe(() => attemptFeed.wake());
+  const server = await startApiServer(
     {
       db: infra.store.db,
       producer: infra.producer,
+      attemptFeed,
+      addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
       maxDataBytes: config.maxDataBytes,
       now: () => new Date(),
       generateSecret: () => generateSecret(),
-      ...(onEndpointsChanged && { onEndpointsChanged }),
+      ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
+      checkStore: () => storeAnswers(infra.store.db),
       log: (message, fields) => log.error(message, fields),
     },
-    config.api,
+    { ...config.api, tokens: config.apiTokens },
   );
+  return {
+    host: server.host,
+    port: server.port,
+    get openStreams() {
+      return attemptFeed.openStreams;
+    },
+    async close() {
+      // Ending the streams first lets the HTTP/2 sessions close promptly.
+      unsubscribe();
+      attemptFeed.close();
+      await server.close();
+    },
+  };
+}
+
+/** An api reachable beyond this machine must ask for tokens, unless the operator says otherwise. */
+function refuseOpenExposure(config: HooklineConfig): void {
+  if (config.apiTokens.length > 0 || config.insecureNoAuth || isLoopback(config.api.host)) return;
+  throw new Error(
+    `refusing to serve ${config.api.host} without HOOKLINE_API_TOKENS; ` +
+      "set HOOKLINE_INSECURE_NO_AUTH=1 to serve it unauthenticated knowingly",
+  );
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\./.test(host);
 }

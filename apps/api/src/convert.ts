@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   type Attempt,
   AttemptSchema,
+  AttemptTrigger,
   type Delivery,
   DeliverySchema,
   DeliveryStatus,
@@ -85,5 +86,6 @@ export function attemptMessage(record: AttemptRecord): Attempt {
     responseBody: record.responseBody,
     error: record.error,
     deliveryStatus: DELIVERY_STATUS[record.deliveryStatus],
+    trigger: record.trigger === "manual" ? AttemptTrigger.MANUAL : AttemptTrigger.SCHEDULED,
   });
 }

@@ -1,16 +1,24 @@
+import type { AddressPolicy } from "@hookline/delivery";
 import type { DeliveryProducer } from "@hookline/queue";
 import type { Database } from "@hookline/store";
 import type { Kysely } from "kysely";
+import type { AttemptFeed } from "./attempt-feed.js";
 
 /** What the RPC handlers need; built once in the composition root. */
 export interface ApiDeps {
   db: Kysely<Database>;
   producer: Pick<DeliveryProducer, "enqueue">;
+  /** New attempts for WatchAttempts streams. */
+  attemptFeed: AttemptFeed;
+  /** Which addresses endpoint URLs may name literally; the worker checks resolved ones when delivering. */
+  addressPolicy: AddressPolicy;
   /** Largest data_json accepted, in bytes. */
   maxDataBytes: number;
   now(): Date;
   generateSecret(): string;
   /** Told when an endpoint appears or comes back, so an in-process worker can serve it at once. */
   onEndpointsChanged?: () => void;
+  /** Whether the store answers now; gRPC health reports NOT_SERVING while it does not. */
+  checkStore(): Promise<boolean>;
   log(message: string, fields?: Record<string, unknown>): void;
 }

@@ -1,6 +1,6 @@
 import { loadConfig } from "@hookline/config";
-import { createLogger, onShutdownSignal, openInfrastructure, runMain } from "@hookline/runtime";
-import { CHANNELS, notify } from "@hookline/store";
+import { createLogger, createSignal, onShutdownSignal, openInfrastructure, runMain } from "@hookline/runtime";
+import { CHANNELS, listen, notify } from "@hookline/store";
 import { startApiFromConfig } from "./compose.js";
 
 // An api process: serves the RPCs; never POSTs to customers. Run as many as wanted with DATABASE_URL set.
@@ -11,15 +11,27 @@ await runMain(log, async () => {
     throw new Error("a separate api process needs DATABASE_URL; `pnpm start` runs the embedded service");
   }
   const infra = await openInfrastructure(config, log);
+  // Worker processes record attempts and NOTIFY; this process relays that to its streams.
+  const attempts = createSignal();
+  const attemptSignals = await listen(
+    infra.store.pgConfig,
+    CHANNELS.attempts,
+    () => attempts.notify(),
+    (error) => log.warn("attempt signal connection lost; reconnecting", { error: error.message }),
+  );
   // Workers in other processes start serving a new endpoint's queue when told, not at their next poll.
-  const server = await startApiFromConfig(config, infra, log, () => {
-    notify(infra.store.db, CHANNELS.endpoints).catch((error: Error) =>
-      log.warn("could not signal workers", { error: error.message }),
-    );
+  const server = await startApiFromConfig(config, infra, log, {
+    attempts,
+    onEndpointsChanged: () => {
+      notify(infra.store.db, CHANNELS.endpoints).catch((error: Error) =>
+        log.warn("could not signal workers", { error: error.message }),
+      );
+    },
   });
   log.info("api listening", { address: `${server.host}:${server.port}`, queue: infra.queueBackend.kind });
   onShutdownSignal(async () => {
     await server.close();
+    await attemptSignals.close();
     await infra.close();
   }, log.info);
 });

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { loadConfig } from "@hookline/config";
-import { createLogger, type Infrastructure, openInfrastructure } from "@hookline/runtime";
+import { createLogger, createSignal, type Infrastructure, openInfrastructure } from "@hookline/runtime";
 import { createTestBackend, type TestBackend } from "@hookline/testkit";
 import { startApiFromConfig } from "./compose.js";
 import type { ListeningServer } from "./server.js";
@@ -110,7 +110,7 @@ export async function startTestApi(): Promise<TestApi> {
   let server: ListeningServer | undefined;
   try {
     infra = await openInfrastructure(config, log);
-    server = await startApiFromConfig(config, infra, log);
+    server = await startApiFromConfig(config, infra, log, { attempts: createSignal() });
   } catch (error) {
     await infra?.close();
     await backend.dispose();

@@ -1,3 +1,5 @@
+import { type AddressPolicy, literalUrlProblem } from "@hookline/delivery";
+
 /** A request field that is missing or malformed; the message names the field. */
 export class InvalidArgumentError extends Error {
   constructor(
@@ -43,7 +45,11 @@ function checkId(field: string, value: string): string {
   return value;
 }
 
-export function requireUrl(field: string, value: string): string {
+/**
+ * A webhook URL: absolute http(s), no credentials, and no literal address the policy blocks
+ * (a hostname is checked after DNS, on every delivery).
+ */
+export function requireUrl(field: string, value: string, policy: AddressPolicy): string {
   if (value === "") throw new InvalidArgumentError(field, "is required");
   if (value.length > LIMITS.urlLength) {
     throw new InvalidArgumentError(field, `is longer than ${LIMITS.urlLength} characters`);
@@ -52,16 +58,8 @@ export function requireUrl(field: string, value: string): string {
   if (CONTROL.test(value) || value.trim() !== value) {
     throw new InvalidArgumentError(field, "must not contain control characters or surrounding spaces");
   }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidArgumentError(field, "is not an absolute URL");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new InvalidArgumentError(field, "must use http or https");
-  }
-  if (url.username || url.password) throw new InvalidArgumentError(field, "must not carry credentials");
+  const problem = literalUrlProblem(value, policy);
+  if (problem !== undefined) throw new InvalidArgumentError(field, problem);
   return value;
 }
 
@@ -110,4 +108,13 @@ export function pageSize(field: string, value: number): number {
     throw new InvalidArgumentError(field, `must be from 1 to ${LIMITS.maxPageSize} (0 for the default)`);
   }
   return value;
+}
+
+/** A protobuf Duration as milliseconds; negative or malformed ones are refused. */
+export function durationMs(field: string, value: { seconds: bigint; nanos: number }): number {
+  if (value.seconds < 0n || value.nanos < 0 || value.nanos > 999_999_999) {
+    throw new InvalidArgumentError(field, "must be a non-negative duration");
+  }
+  if (value.seconds > 10n ** 12n) throw new InvalidArgumentError(field, "is too long");
+  return Number(value.seconds) * 1000 + Math.floor(value.nanos / 1e6);
 }

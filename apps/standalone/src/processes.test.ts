@@ -125,3 +125,40 @@ test("SIGTERM lets in-flight attempts finish; after a restart every delivery is 
     await backend.dispose();
   }
 });
+
+for (const queue of ["redis", "postgres"] as const) {
+  test(`an attempt recorded by a worker process streams to a client of a separate api process (${queue} queue)`, {
+    skip:
+      !servers &&
+      "the embedded default is one process; in-process streaming is covered by watch-attempts.test.ts",
+  }, async () => {
+    const backend = await createTestBackend("servers");
+    const receiver = await slowReceiver(0);
+    const env: Record<string, string> = { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" };
+    if (queue === "postgres") delete env.REDIS_URL;
+    const procs: HooklineProcess[] = [];
+    const controller = new AbortController();
+    try {
+      // With the api's safety poll off, only the worker's NOTIFY can bring the attempt.
+      procs.push(
+        await spawnHookline("api", { ...env, HOOKLINE_WATCH_POLL_INTERVAL: "1h" }),
+        await spawnHookline("worker", env),
+      );
+      const api = clients(procs[0]?.address);
+      await api.endpoints.createEndpoint({ tenantId: "t", id: "ep", url: receiver.url });
+      const stream = api.log
+        .watchAttempts({ tenantId: "t" }, { signal: controller.signal })
+        [Symbol.asyncIterator]();
+      const first = stream.next();
+      await api.emit.emit({ tenantId: "t", eventId: "cross", eventType: "x", dataJson: "{}" });
+      const { value } = await first;
+      assert.equal(value?.attempt?.eventId, "cross");
+      assert.equal(value?.attempt?.responseStatus, 200);
+    } finally {
+      controller.abort();
+      for (const p of procs) await p.stop();
+      await receiver.close();
+      await backend.dispose();
+    }
+  });
+}

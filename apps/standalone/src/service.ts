@@ -1,11 +1,11 @@
-import { type ListeningServer, startApiFromConfig } from "@hookline/api";
+import { type ApiServer, startApiFromConfig } from "@hookline/api";
 import type { HooklineConfig } from "@hookline/config";
-import { type Infrastructure, type Logger, openInfrastructure } from "@hookline/runtime";
+import { createSignal, type Infrastructure, type Logger, openInfrastructure } from "@hookline/runtime";
 import { type RunningWorker, startWorkerFromConfig } from "@hookline/worker";
 
 /** The api and a worker sharing one process, one store and one queue backend. */
 export interface Service {
-  readonly api: ListeningServer;
+  readonly api: ApiServer;
   readonly worker: RunningWorker;
   readonly infra: Infrastructure;
   /** host:port of the api. */
@@ -17,10 +17,16 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
   const infra = await openInfrastructure(config, log);
   let worker: RunningWorker | undefined;
   try {
-    worker = await startWorkerFromConfig(config, infra, log);
+    // In one process the worker tells the api's streams directly: PGlite has no cross-connection
+    // NOTIFY, and in process it is quicker anyway.
+    const attempts = createSignal();
+    worker = await startWorkerFromConfig(config, infra, log, { onAttemptsRecorded: () => attempts.notify() });
     const running = worker;
-    const api = await startApiFromConfig(config, infra, log, () => {
-      running.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message }));
+    const api = await startApiFromConfig(config, infra, log, {
+      attempts,
+      onEndpointsChanged: () => {
+        running.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message }));
+      },
     });
     let closed: Promise<void> | undefined;
     return {

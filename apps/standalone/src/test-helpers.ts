@@ -12,6 +12,8 @@ export interface TestService {
   endpoints: Client<typeof EndpointService>;
   emit: Client<typeof EmitService>;
   log: Client<typeof AttemptLogService>;
+  /** The service's JSON log lines. */
+  logLines: string[];
   close(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     endpoints: createClient(EndpointService, transport),
     emit: createClient(EmitService, transport),
     log: createClient(AttemptLogService, transport),
+    logLines: lines,
     async close() {
       await service.close();
       await backend.dispose();

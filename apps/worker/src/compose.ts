@@ -1,5 +1,5 @@
 import type { HooklineConfig } from "@hookline/config";
-import { createHttpClient } from "@hookline/delivery";
+import { createAddressPolicy, createHttpClient } from "@hookline/delivery";
 import type { Infrastructure, Logger } from "@hookline/runtime";
 import { type RunningWorker, startWorker } from "./worker.js";
 
@@ -8,10 +8,13 @@ export async function startWorkerFromConfig(
   config: HooklineConfig,
   infra: Infrastructure,
   log: Logger,
+  hooks: { onAttemptsRecorded?: () => void } = {},
 ): Promise<RunningWorker> {
   const http = createHttpClient({
     timeoutMs: config.delivery.timeoutMs,
     maxResponseBytes: config.delivery.maxResponseBytes,
+    addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
+    egressProxy: config.delivery.egressProxy,
   });
   const worker = await startWorker({
     db: infra.store.db,
@@ -22,8 +25,10 @@ export async function startWorkerFromConfig(
     lanes: config.queue.lanes,
     endpointConcurrency: config.queue.endpointConcurrency,
     sweeper: config.sweeper,
+    maintenance: config.maintenance,
     discoveryIntervalMs: config.queue.discoveryIntervalMs,
     log: (message, fields) => log.info(message, fields),
+    ...hooks,
   });
   return {
     ...worker,

@@ -2,6 +2,7 @@ import { loadConfig } from "@hookline/config";
 import { createLogger, onShutdownSignal, openInfrastructure, runMain } from "@hookline/runtime";
 import { CHANNELS, listen } from "@hookline/store";
 import { startWorkerFromConfig } from "./compose.js";
+import { type ReadinessChecks, startHealthServer, workerReadiness } from "./health-server.js";
 
 // A worker process: consumes delivery queues until SIGTERM. Run as many as wanted with DATABASE_URL set.
 const log = createLogger("worker");
@@ -10,6 +11,11 @@ await runMain(log, async () => {
   if (!config.databaseUrl) {
     throw new Error("a separate worker process needs DATABASE_URL; `pnpm start` runs the embedded service");
   }
+  // Up before the store and queue so liveness answers during start-up; /readyz waits for them.
+  let readiness: ReadinessChecks | undefined;
+  const health =
+    config.workerHealth && (await startHealthServer({ ...config.workerHealth, readiness: () => readiness }));
+  if (health) log.info("worker health listening", { address: `${health.host}:${health.port}` });
   const infra = await openInfrastructure(config, log);
   const worker = await startWorkerFromConfig(config, infra, log);
   const endpointSignals = await listen(
@@ -18,8 +24,13 @@ await runMain(log, async () => {
     () => worker.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message })),
     (error) => log.warn("endpoint signal connection lost; reconnecting", { error: error.message }),
   );
-  log.info("worker ready", { queue: infra.queueBackend.kind });
+  readiness = workerReadiness(infra);
+  log.info("worker ready", {
+    queue: infra.queueBackend.kind,
+    ...(health && { health: `${health.host}:${health.port}` }),
+  });
   onShutdownSignal(async () => {
+    await health?.close();
     await endpointSignals.close();
     await worker.close();
     await infra.close();

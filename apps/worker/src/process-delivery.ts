@@ -39,17 +39,19 @@ export async function processDelivery(deps: DeliveryDeps, job: DeliveryJobData):
 
   const body = envelopeOf(work);
   const startedAt = deps.now();
-  const headers = webhookHeaders(
-    [parseSecret(work.endpoint.secret)],
-    work.eventId,
-    Math.floor(startedAt / 1000),
-    body,
-  );
+  // During a rotation's grace period every live secret signs, so receivers holding either verify.
+  const secrets = [
+    work.endpoint.secret,
+    ...work.endpoint.previousSecrets.filter((p) => p.expiresAt.getTime() > startedAt).map((p) => p.secret),
+  ];
+  const headers = webhookHeaders(secrets.map(parseSecret), work.eventId, Math.floor(startedAt / 1000), body);
   headers["user-agent"] = "Hookline/0.1";
   const outcome = await deps.http.post({ url: work.endpoint.url, headers, body });
 
   const verdict = verdictOf(outcome);
-  const waitMs = verdict === "retry" ? retryDelayMs(deps.retry, due, outcome, deps.random) : undefined;
+  // A manual attempt is one attempt: it never starts a new retry schedule.
+  const waitMs =
+    verdict === "retry" && !job.manual ? retryDelayMs(deps.retry, due, outcome, deps.random) : undefined;
   const status: DeliveryStatusValue =
     verdict === "delivered"
       ? "delivered"
@@ -68,6 +70,7 @@ export async function processDelivery(deps: DeliveryDeps, job: DeliveryJobData):
     error: outcome.kind === "error" ? outcome.error : "",
     deliveryStatus: status,
     nextAttemptAt: waitMs === undefined ? null : new Date(deps.now() + waitMs),
+    trigger: job.manual ? "manual" : "scheduled",
     ...(verdict === "gone" && { disableEndpointReason: "the endpoint answered 410 Gone" }),
   };
   const recorded = await deps.recordAttempt(result);

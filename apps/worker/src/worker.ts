@@ -12,6 +12,7 @@ import {
   recordAttempts,
 } from "@hookline/store";
 import type { Kysely } from "kysely";
+import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
 import { processDelivery } from "./process-delivery.js";
 import { sweepOnce } from "./sweeper.js";
 
@@ -24,11 +25,14 @@ export interface WorkerDeps {
   lanes: number;
   endpointConcurrency: number;
   sweeper: { intervalMs: number; graceMs: number };
+  maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number };
   /** How often to look for endpoints that need a consumer (another process may have added them). */
   discoveryIntervalMs: number;
   now?: () => number;
   random?: () => number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Called after each batch of attempts is committed (an in-process api streams them). */
+  onAttemptsRecorded?: () => void;
 }
 
 /** A running worker: consumes delivery queues, sweeps stranded deliveries, and stops cleanly. */
@@ -36,6 +40,8 @@ export interface RunningWorker {
   /** Looks for new endpoints now (the embedded api calls this when one is created). */
   discover(): Promise<void>;
   sweep(): Promise<number | undefined>;
+  /** Runs auto-disable and retention now (they also run on a timer). */
+  maintain(): Promise<MaintenanceResult | undefined>;
   close(): Promise<void>;
 }
 
@@ -50,9 +56,11 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     256,
     2,
   );
-  const recorder = new Batcher<AttemptResult, string | undefined>((results) =>
-    recordAttempts(deps.db, results, new Date(now())),
-  );
+  const recorder = new Batcher<AttemptResult, string | undefined>(async (results) => {
+    const ids = await recordAttempts(deps.db, results, new Date(now()));
+    deps.onAttemptsRecorded?.();
+    return ids;
+  });
   const consumer = new DeliveryConsumer(
     deps.queueBackend,
     (job) =>
@@ -97,6 +105,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     return count;
   };
 
+  const maintain = async () => {
+    const result = await maintainOnce({ db: deps.db, now, ...deps.maintenance });
+    for (const endpoint of result?.disabled ?? []) log("endpoint disabled after failing too long", endpoint);
+    if (result?.purged) log("retention purged old rows", { rows: result.purged });
+    return result;
+  };
+
   await discover();
   const timers = [
     setInterval(
@@ -107,6 +122,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       () => sweep().catch((error: Error) => log("sweep failed", { error: error.message })),
       deps.sweeper.intervalMs,
     ),
+    setInterval(
+      () => maintain().catch((error: Error) => log("maintenance failed", { error: error.message })),
+      deps.maintenance.intervalMs,
+    ),
   ];
   for (const timer of timers) timer.unref();
 
@@ -114,6 +133,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   return {
     discover,
     sweep,
+    maintain,
     close() {
       closed ??= (async () => {
         for (const timer of timers) clearInterval(timer);

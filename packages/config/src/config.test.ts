@@ -65,3 +65,52 @@ test("bad values are reported together, each naming its variable", () => {
     },
   );
 });
+
+test("allowed CIDR ranges and the egress proxy are read, and refused with the variable named", () => {
+  const defaults = loadConfig({}).delivery;
+  assert.deepEqual(defaults.allowedCidrs, []);
+  assert.equal(defaults.egressProxy, undefined);
+
+  const set = loadConfig({
+    HOOKLINE_ALLOWED_CIDRS: " 127.0.0.0/8, ::1/128,10.1.2.3,",
+    HOOKLINE_EGRESS_PROXY: "http://proxy.internal:3128",
+  }).delivery;
+  assert.deepEqual(set.allowedCidrs, [
+    { address: "127.0.0.0", prefix: 8 },
+    { address: "::1", prefix: 128 },
+    { address: "10.1.2.3", prefix: 32 },
+  ]);
+  assert.equal(set.egressProxy, "http://proxy.internal:3128");
+
+  for (const cidrs of [
+    "127.1/8",
+    "10.0.0.0/33",
+    "::1/129",
+    "10.0.0.0/",
+    "10.0.0.0/8/8",
+    "localhost",
+    "10.0.0.0/-1",
+  ]) {
+    assert.throws(
+      () => loadConfig({ HOOKLINE_ALLOWED_CIDRS: cidrs }),
+      (error: unknown) =>
+        error instanceof ConfigError && /^ {2}HOOKLINE_ALLOWED_CIDRS has /m.test(error.message),
+      cidrs,
+    );
+  }
+  for (const proxy of [
+    "proxy:3128",
+    "socks5://proxy:1080",
+    "http://proxy:3128/path",
+    "http://u:secret@proxy:3128/x",
+  ]) {
+    assert.throws(
+      () => loadConfig({ HOOKLINE_EGRESS_PROXY: proxy }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message.includes("HOOKLINE_EGRESS_PROXY") &&
+        !error.message.includes("secret"),
+      proxy,
+    );
+  }
+});

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { parseDuration, parseDurationList } from "./duration.js";
 import { parseRedisUrl, type RedisOptions } from "./redis-url.js";
 
@@ -9,6 +10,12 @@ export interface HooklineConfig {
   redis: RedisOptions | undefined;
   dataDir: string;
   api: { host: string; port: number };
+  /** HOOKLINE_API_TOKENS: bare tokens act on every tenant, `tenant:<id>:<token>` on one. Empty: no auth. */
+  apiTokens: { token: string; tenantId?: string }[];
+  /** HOOKLINE_INSECURE_NO_AUTH=1: serve a non-loopback address without tokens, knowingly. */
+  insecureNoAuth: boolean;
+  /** Where a worker process answers /healthz and /readyz; undefined (the default) serves none. */
+  workerHealth: { host: string; port: number } | undefined;
   queue: {
     prefix: string;
     /** In-flight attempts per endpoint (per lane with lanes), across every worker process. */
@@ -26,10 +33,20 @@ export interface HooklineConfig {
     /** Waits between attempts; attempts = waits + 1. */
     retryScheduleMs: number[];
     jitter: number;
+    /** Ranges deliveries may reach although they are not public internet (all others are refused). */
+    allowedCidrs: { address: string; prefix: number }[];
+    /** Proxy URL every delivery goes through (it then enforces egress); undefined: direct. */
+    egressProxy: string | undefined;
   };
   /** Largest data_json an Emit accepts, in bytes. */
   maxDataBytes: number;
+  /** Attempts a WatchAttempts stream may fall behind before it is ended with RESOURCE_EXHAUSTED. */
+  watchBufferLimit: number;
+  /** How often the api re-reads new attempts even without a signal (a dropped LISTEN connection). */
+  watchPollIntervalMs: number;
   sweeper: { intervalMs: number; graceMs: number };
+  /** Auto-disable and retention, run by the workers. */
+  maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number };
 }
 
 /** Thrown with every problem found, each naming its variable. */
@@ -79,6 +96,20 @@ export function loadConfig(env: Env): HooklineConfig {
     }
   }
   const api = read("HOOKLINE_API_ADDR", "127.0.0.1:50051", parseAddress);
+  const apiTokens = read("HOOKLINE_API_TOKENS", "", parseTokens);
+  const insecureNoAuth = read("HOOKLINE_INSECURE_NO_AUTH", "0", (text) => {
+    if (text !== "0" && text !== "1") throw new Error("must be 0 or 1");
+    return text === "1";
+  });
+  let workerHealth: { host: string; port: number } | undefined;
+  const workerHealthAddr = nonEmpty(env.HOOKLINE_WORKER_HEALTH_ADDR);
+  if (workerHealthAddr) {
+    try {
+      workerHealth = parseAddress(workerHealthAddr);
+    } catch (error) {
+      problems.push(`HOOKLINE_WORKER_HEALTH_ADDR ${errorText(error)}`);
+    }
+  }
   const prefix = read("BULLMQ_PREFIX", "bull", (text) => {
     if (!/^[A-Za-z0-9_.-]+$/.test(text)) throw new Error("may hold only letters, digits, '.', '_' and '-'");
     return text;
@@ -94,6 +125,9 @@ export function loadConfig(env: Env): HooklineConfig {
     redis,
     dataDir: read("HOOKLINE_DATA_DIR", "./.hookline", (text) => text),
     api,
+    apiTokens,
+    insecureNoAuth,
+    workerHealth,
     queue: {
       prefix,
       endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "2", int(1, 1000)),
@@ -110,8 +144,17 @@ export function loadConfig(env: Env): HooklineConfig {
         if (!(n >= 0 && n < 1)) throw new Error("must be a fraction from 0 to below 1");
         return n;
       }),
+      allowedCidrs: read("HOOKLINE_ALLOWED_CIDRS", "", parseCidrList),
+      egressProxy: read("HOOKLINE_EGRESS_PROXY", "", parseProxyUrl),
     },
     maxDataBytes: read("HOOKLINE_MAX_EVENT_BYTES", "262144", int(1, 16 * 1024 * 1024)),
+    watchBufferLimit: read("HOOKLINE_WATCH_BUFFER", "10000", int(1, 1_000_000)),
+    watchPollIntervalMs: read("HOOKLINE_WATCH_POLL_INTERVAL", "1s", duration),
+    maintenance: {
+      intervalMs: read("HOOKLINE_MAINTENANCE_INTERVAL", "1m", duration),
+      disableAfterMs: read("HOOKLINE_DISABLE_AFTER", "5d", duration),
+      retentionMs: read("HOOKLINE_RETENTION", "30d", duration),
+    },
     sweeper: {
       intervalMs: read("HOOKLINE_SWEEP_INTERVAL", "15s", duration),
       graceMs: read("HOOKLINE_SWEEP_GRACE", "30s", duration),
@@ -130,10 +173,71 @@ function parseAddress(text: string): { host: string; port: number } {
   return { host: match[1].replace(/^\[(.*)\]$/, "$1"), port };
 }
 
+/** "127.0.0.0/8, ::1/128" → ranges; a bare address is a range of one. */
+function parseCidrList(text: string): { address: string; prefix: number }[] {
+  return text
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "")
+    .map((item) => {
+      const [address = "", prefixText, extra] = item.split("/");
+      const family = isIP(address);
+      const bits = family === 6 ? 128 : 32;
+      const prefix = prefixText === undefined ? bits : Number(prefixText);
+      const badPrefix = prefixText !== undefined && !/^\d{1,3}$/.test(prefixText);
+      if (family === 0 || extra !== undefined || badPrefix || prefix > bits) {
+        throw new Error(
+          `has "${item}", which is not an IPv4 or IPv6 CIDR range such as 127.0.0.0/8 or ::1/128`,
+        );
+      }
+      return { address, prefix };
+    });
+}
+
+// The value may carry proxy credentials, so no message quotes it.
+function parseProxyUrl(text: string): string | undefined {
+  if (text === "") return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error("is not a URL (expected http://host:port)");
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
+    throw new Error("must be an http:// or https:// proxy URL such as http://proxy.internal:3128");
+  }
+  if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
+    throw new Error("must name only the proxy's scheme, host and port (no path)");
+  }
+  return text;
+}
+
 function nonEmpty(text: string | undefined): string | undefined {
   return text && text.trim() !== "" ? text.trim() : undefined;
 }
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** "tok1, tenant:acme:tok2" → tokens; a token names no one, so errors never echo it. */
+function parseTokens(text: string): { token: string; tenantId?: string }[] {
+  const entries = text
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+  return entries.map((entry, i) => {
+    if (!entry.startsWith("tenant:")) {
+      if (entry.length < 16) throw new Error(`entry ${i + 1} is shorter than 16 characters`);
+      return { token: entry };
+    }
+    const rest = entry.slice("tenant:".length);
+    const split = rest.lastIndexOf(":");
+    const tenantId = rest.slice(0, split);
+    const token = rest.slice(split + 1);
+    if (split <= 0 || token.length < 16) {
+      throw new Error(`entry ${i + 1} must be tenant:<tenant_id>:<token> with a token of 16+ characters`);
+    }
+    return { token, tenantId };
+  });
 }

@@ -2,6 +2,37 @@
 // `buf generate` from proto/ and never edited by hand.
 
 export {
+  type BadRequest,
+  type BadRequest_FieldViolation,
+  BadRequestSchema,
+  file_google_rpc_error_details,
+} from "./gen/google/rpc/error_details_pb.js";
+export {
+  file_grpc_health_v1_health,
+  Health,
+  type HealthCheckRequest,
+  HealthCheckRequestSchema,
+  type HealthCheckResponse,
+  HealthCheckResponse_ServingStatus,
+  HealthCheckResponseSchema,
+} from "./gen/grpc/health/v1/health_pb.js";
+export {
+  file_grpc_reflection_v1_reflection,
+  ServerReflection,
+  type ServerReflectionRequest,
+  ServerReflectionRequestSchema,
+  type ServerReflectionResponse,
+  ServerReflectionResponseSchema,
+} from "./gen/grpc/reflection/v1/reflection_pb.js";
+export {
+  file_grpc_reflection_v1alpha_reflection,
+  ServerReflection as ServerReflectionV1alpha,
+  type ServerReflectionRequest as ServerReflectionRequestV1alpha,
+  ServerReflectionRequestSchema as ServerReflectionRequestV1alphaSchema,
+  type ServerReflectionResponse as ServerReflectionResponseV1alpha,
+  ServerReflectionResponseSchema as ServerReflectionResponseV1alphaSchema,
+} from "./gen/grpc/reflection/v1alpha/reflection_pb.js";
+export {
   AttemptLogService,
   file_hookline_v1_attempt_log,
   type ListAttemptsRequest,

@@ -4,6 +4,8 @@ import { createHash } from "node:crypto";
 export interface DeliveryJobData {
   deliveryId: string;
   attemptNumber: number;
+  /** Set for an attempt an operator asked for: it is made once, with no retries after it. */
+  manual?: boolean;
 }
 
 /**

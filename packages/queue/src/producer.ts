@@ -10,6 +10,7 @@ export interface EnqueueItem {
   endpointId: string;
   attemptNumber: number;
   delayMs: number;
+  manual?: boolean;
 }
 
 export interface ProducerOptions {
@@ -56,7 +57,11 @@ export class DeliveryProducer {
         await queue.addBulk(
           list.map((item) => ({
             name: "deliver",
-            data: { deliveryId: item.deliveryId, attemptNumber: item.attemptNumber },
+            data: {
+              deliveryId: item.deliveryId,
+              attemptNumber: item.attemptNumber,
+              ...(item.manual && { manual: true }),
+            },
             opts: {
               jobId: jobIdFor(item.deliveryId, item.attemptNumber),
               delay: Math.max(0, Math.round(item.delayMs)),

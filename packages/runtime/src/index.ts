@@ -1,4 +1,5 @@
 export { type Infrastructure, openInfrastructure } from "./infrastructure.js";
 export { createLogger, type Logger } from "./logger.js";
 export { runMain } from "./main-guard.js";
+export { createSignal, type Signal } from "./signal.js";
 export { onShutdownSignal } from "./signals.js";

@@ -1,6 +1,8 @@
 import { type Kysely, type Selectable, sql } from "kysely";
+import { LOCK_KEYS } from "./locks.js";
+import { CHANNELS, notify } from "./notifications.js";
 import { decodePageToken, pageOf } from "./page-token.js";
-import type { AttemptTable, Database, DeliveryStatusValue } from "./schema.js";
+import type { AttemptTable, AttemptTriggerValue, Database, DeliveryStatusValue } from "./schema.js";
 
 export interface AttemptRecord {
   id: string;
@@ -15,6 +17,7 @@ export interface AttemptRecord {
   responseBody: string;
   error: string;
   deliveryStatus: DeliveryStatusValue;
+  trigger: AttemptTriggerValue;
 }
 
 /** The outcome of one attempt, and where it leaves the delivery. */
@@ -28,6 +31,8 @@ export interface AttemptResult {
   error: string;
   deliveryStatus: DeliveryStatusValue;
   nextAttemptAt: Date | null;
+  /** Scheduled unless an operator asked for it (RetryDelivery, RecoverEndpoint). */
+  trigger?: AttemptTriggerValue;
   /** Set when the endpoint must be disabled (it answered 410): the recorded reason. */
   disableEndpointReason?: string;
 }
@@ -45,6 +50,9 @@ export async function recordAttempts(
   if (results.length === 0) return [];
   const column = <T>(pick: (r: AttemptResult) => T) => sql.val(results.map(pick));
   return db.transaction().execute(async (tx) => {
+    // Attempt ids are a resume cursor: serialising these transactions makes ids become visible in
+    // increasing order, so a reader that saw id N has already seen every smaller id.
+    await sql`select pg_advisory_xact_lock(${LOCK_KEYS.attemptOrder})`.execute(tx);
     const recorded = await sql<{ delivery_id: string; attempt_number: number; id: string }>`
       with input as (
         select * from unnest(
@@ -52,15 +60,15 @@ export async function recordAttempts(
           ${column((r) => r.startedAt)}::timestamptz[], ${column((r) => r.durationMs)}::int[],
           ${column((r) => r.responseStatus)}::int[], ${column((r) => clean(r.responseBody))}::text[],
           ${column((r) => clean(r.error))}::text[], ${column((r) => r.deliveryStatus)}::text[],
-          ${column((r) => r.nextAttemptAt)}::timestamptz[]
+          ${column((r) => r.nextAttemptAt)}::timestamptz[], ${column((r) => r.trigger ?? "scheduled")}::text[]
         ) with ordinality as i(delivery_id, attempt_number, started_at, duration_ms, response_status,
-                               response_body, error, delivery_status, next_attempt_at, ord)
+                               response_body, error, delivery_status, next_attempt_at, trigger, ord)
       ),
       inserted as (
         insert into hookline.attempts (tenant_id, delivery_id, event_id, endpoint_id, attempt_number, started_at,
-                              duration_ms, response_status, response_body, error, delivery_status)
+                              duration_ms, response_status, response_body, error, delivery_status, trigger)
         select d.tenant_id, d.id, d.event_id, d.endpoint_id, i.attempt_number, i.started_at,
-               i.duration_ms, i.response_status, i.response_body, i.error, i.delivery_status
+               i.duration_ms, i.response_status, i.response_body, i.error, i.delivery_status, i.trigger
         from input i join hookline.deliveries d on d.id = i.delivery_id
         where d.status = 'pending' and d.attempt_count = i.attempt_number - 1
         order by i.ord
@@ -90,6 +98,31 @@ export async function recordAttempts(
         from hookline.deliveries d
         where d.id = ${result.deliveryId} and ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
       `.execute(tx);
+    }
+    if (ids.size > 0) {
+      // Track each endpoint's current run of failures (auto-disable reads it); a success ends it.
+      await sql`
+        update hookline.endpoints ep
+        set failing_since = case
+          when r.latest_ok then null
+          when r.last_ok is not null then r.first_fail_after_ok
+          else coalesce(ep.failing_since, r.first_fail_after_ok) end
+        from (
+          select b.tenant_id, b.endpoint_id,
+                 (array_agg(b.ok order by b.id desc))[1] as latest_ok,
+                 max(b.started_at) filter (where b.ok) as last_ok,
+                 min(b.started_at) filter (where not b.ok and b.started_at > b.batch_last_ok) as first_fail_after_ok
+          from (
+            select a.*, a.response_status between 200 and 299 as ok,
+                   coalesce(max(a.started_at) filter (where a.response_status between 200 and 299)
+                     over (partition by a.tenant_id, a.endpoint_id), '-infinity') as batch_last_ok
+            from hookline.attempts a where a.id = any(${sql.val([...ids.values()])}::bigint[])
+          ) b
+          group by b.tenant_id, b.endpoint_id
+        ) r
+        where ep.tenant_id = r.tenant_id and ep.id = r.endpoint_id
+      `.execute(tx);
+      await notify(tx, CHANNELS.attempts);
     }
     return results.map((r) => ids.get(`${r.deliveryId}#${r.attemptNumber}`));
   });
@@ -137,10 +170,52 @@ function toAttempt(row: Selectable<AttemptTable>): AttemptRecord {
     responseBody: row.response_body,
     error: row.error,
     deliveryStatus: row.delivery_status,
+    trigger: row.trigger,
   };
 }
 
 // PostgreSQL text cannot hold NUL; a receiver's body may.
 function clean(text: string): string {
   return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
+}
+
+/** Attempts matching the filter with an id above afterId, in id order (a stream's backfill). */
+export async function listAttemptsAfter(
+  db: Kysely<Database>,
+  filter: AttemptFilter,
+  afterId: string,
+  limit: number,
+): Promise<AttemptRecord[]> {
+  let query = db.selectFrom("attempts").selectAll().where("id", ">", afterId);
+  if (filter.tenantId) query = query.where("tenant_id", "=", filter.tenantId);
+  if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
+  if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
+  if (filter.deliveryId) query = query.where("delivery_id", "=", filter.deliveryId);
+  const rows = await query.orderBy("id").limit(limit).execute();
+  return rows.map(toAttempt);
+}
+
+/** Attempts with an id above afterId, in id order: what the live feed reads after each signal. */
+export async function attemptsAfter(
+  db: Kysely<Database>,
+  afterId: string,
+  limit: number,
+): Promise<AttemptRecord[]> {
+  const rows = await db
+    .selectFrom("attempts")
+    .selectAll()
+    .where("id", ">", afterId)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map(toAttempt);
+}
+
+/** The highest attempt id recorded so far ("0" when none). */
+export async function lastAttemptId(db: Kysely<Database>): Promise<string> {
+  const row = await db
+    .selectFrom("attempts")
+    .select((eb) => eb.fn.coalesce(eb.fn.max("id"), sql<string>`0`).as("id"))
+    .executeTakeFirst();
+  return String(row?.id ?? "0");
 }

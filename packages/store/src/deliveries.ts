@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql } from "kysely";
+import { NotFoundError } from "./errors.js";
 import { decodePageToken, pageOf } from "./page-token.js";
 import type { Database, DeliveryStatusValue, DeliveryTable, EndpointStatusValue } from "./schema.js";
 
@@ -54,7 +55,15 @@ export interface DeliveryWork {
   dataJson: string;
   eventCreatedAt: Date;
   /** Undefined when the endpoint was deleted. */
-  endpoint: { url: string; secret: string; status: EndpointStatusValue } | undefined;
+  endpoint:
+    | {
+        url: string;
+        secret: string;
+        /** Retired secrets that sign too until they expire (rotation grace). */
+        previousSecrets: { secret: string; expiresAt: Date }[];
+        status: EndpointStatusValue;
+      }
+    | undefined;
 }
 
 export async function loadDeliveryWork(
@@ -83,6 +92,7 @@ export async function loadDeliveryWork(
       "e.created_at as event_created_at",
       "ep.url",
       "ep.secret",
+      "ep.previous_secrets",
       "ep.status as endpoint_status",
     ])
     .where("d.id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
@@ -100,7 +110,15 @@ export async function loadDeliveryWork(
     eventCreatedAt: row.event_created_at,
     endpoint:
       row.url !== null && row.secret !== null && row.endpoint_status !== null
-        ? { url: row.url, secret: row.secret, status: row.endpoint_status }
+        ? {
+            url: row.url,
+            secret: row.secret,
+            previousSecrets: (row.previous_secrets ?? []).map((p) => ({
+              secret: p.secret,
+              expiresAt: new Date(p.expires_at),
+            })),
+            status: row.endpoint_status,
+          }
         : undefined,
   }));
 }
@@ -181,4 +199,55 @@ export async function listEndpointsToServe(
     )
     .execute();
   return rows.map((row) => ({ tenantId: row.tenant_id, endpointId: row.endpoint_id }));
+}
+
+/** Which deliveries to reopen: one delivery, or an endpoint's failed deliveries created since a time. */
+export type ReopenTarget =
+  | { tenantId: string; deliveryId: string }
+  | { tenantId: string; endpointId: string; failedSince: Date };
+
+/**
+ * Makes final deliveries pending again for one more (manual) attempt. A single delivery may be
+ * failed, cancelled or delivered (a resend); an endpoint recovery takes only failed ones. Returns
+ * what it reopened, with the attempt number that comes next.
+ */
+export async function reopenDeliveries(
+  db: Kysely<Database>,
+  target: ReopenTarget,
+  now: Date,
+): Promise<OverdueDelivery[]> {
+  let query = db
+    .updateTable("deliveries")
+    .set({ status: "pending", next_attempt_at: now, updated_at: now })
+    .where("tenant_id", "=", target.tenantId);
+  query =
+    "deliveryId" in target
+      ? query.where("id", "=", target.deliveryId).where("status", "in", ["failed", "cancelled", "delivered"])
+      : query
+          .where("endpoint_id", "=", target.endpointId)
+          .where("status", "=", "failed")
+          .where("created_at", ">=", target.failedSince);
+  const rows = await query.returning(["id", "tenant_id", "endpoint_id", "attempt_count"]).execute();
+  return rows.map((row) => ({
+    id: row.id,
+    tenantId: row.tenant_id,
+    endpointId: row.endpoint_id,
+    attemptCount: row.attempt_count,
+  }));
+}
+
+/** One delivery of a tenant, or NotFoundError. */
+export async function getDelivery(
+  db: Kysely<Database>,
+  tenantId: string,
+  id: string,
+): Promise<DeliveryRecord> {
+  const row = await db
+    .selectFrom("deliveries")
+    .selectAll()
+    .where("tenant_id", "=", tenantId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError(`delivery "${id}"`);
+  return toDelivery(row);
 }

@@ -111,6 +111,8 @@ export async function updateEndpoint(
       ...(patch.status !== undefined && {
         status: patch.status,
         disabled_reason: patch.status === "enabled" ? "" : "disabled through the API",
+        // Re-enabling starts a fresh record for auto-disable.
+        ...(patch.status === "enabled" && { failing_since: null }),
       }),
     })
     .where("tenant_id", "=", tenantId)
@@ -143,4 +145,45 @@ function toEndpoint(row: Selectable<EndpointTable>): EndpointRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/**
+ * Makes newSecret the signing secret. The old one keeps signing until now + graceMs. A grace of 0
+ * retires every previous secret at once (a leaked secret must stop signing now).
+ */
+export async function rotateEndpointSecret(
+  db: Kysely<Database>,
+  tenantId: string,
+  id: string,
+  newSecret: string,
+  graceMs: number,
+  now: Date,
+): Promise<EndpointRecord> {
+  return db.transaction().execute(async (tx) => {
+    const current = await tx
+      .selectFrom("endpoints")
+      .select(["secret", "previous_secrets"])
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw new NotFoundError(`endpoint "${id}"`);
+    const stillLive = graceMs > 0 ? current.previous_secrets.filter((p) => new Date(p.expires_at) > now) : [];
+    const retired =
+      graceMs > 0
+        ? [{ secret: current.secret, expires_at: new Date(now.getTime() + graceMs).toISOString() }]
+        : [];
+    const row = await tx
+      .updateTable("endpoints")
+      .set({
+        secret: newSecret,
+        previous_secrets: JSON.stringify([...stillLive, ...retired]),
+        updated_at: now,
+      })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toEndpoint(row);
+  });
 }

@@ -2,7 +2,10 @@ export {
   type AttemptFilter,
   type AttemptRecord,
   type AttemptResult,
+  attemptsAfter,
+  lastAttemptId,
   listAttempts,
+  listAttemptsAfter,
   recordAttempts,
 } from "./attempts.js";
 export { type ConnectOptions, connectStore, type StoreConnection, type StoreLocation } from "./connect.js";
@@ -12,10 +15,13 @@ export {
   type DeliveryRecord,
   type DeliveryWork,
   findOverdueDeliveries,
+  getDelivery,
   listDeliveries,
   listEndpointsToServe,
   loadDeliveryWork,
   type OverdueDelivery,
+  type ReopenTarget,
+  reopenDeliveries,
 } from "./deliveries.js";
 export {
   createEndpoint,
@@ -25,6 +31,7 @@ export {
   getEndpoint,
   listEndpoints,
   type NewEndpoint,
+  rotateEndpointSecret,
   updateEndpoint,
 } from "./endpoints.js";
 export {
@@ -43,6 +50,7 @@ export {
 } from "./events.js";
 export { deliveryIdFor, newId } from "./ids.js";
 export { LOCK_KEYS, withTryLock } from "./locks.js";
+export { disableFailingEndpoints, purgeOlderThan } from "./maintenance.js";
 export { CHANNELS, type Listener, listen, notify } from "./notifications.js";
 export { InvalidPageTokenError } from "./page-token.js";
-export type { Database, DeliveryStatusValue, EndpointStatusValue } from "./schema.js";
+export type { AttemptTriggerValue, Database, DeliveryStatusValue, EndpointStatusValue } from "./schema.js";

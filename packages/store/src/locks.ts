@@ -2,7 +2,11 @@ import { type Kysely, sql } from "kysely";
 import type { Database } from "./schema.js";
 
 /** Advisory lock keys, one per singleton job, so that only one process runs it at a time. */
-export const LOCK_KEYS = { sweeper: 0x686b_0001 } as const;
+export const LOCK_KEYS = {
+  sweeper: 0x686b_0001,
+  attemptOrder: 0x686b_0002,
+  maintenance: 0x686b_0003,
+} as const;
 
 /**
  * Runs fn while holding a session advisory lock on one pooled connection, or returns undefined at

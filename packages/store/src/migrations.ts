@@ -89,6 +89,42 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0002_rotation_and_triggers": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(STORE_SCHEMA);
+      // Secrets retired by a rotation, each still signing until its expires_at.
+      await s
+        .alterTable("endpoints")
+        .addColumn("previous_secrets", "jsonb", (c) => c.notNull().defaultTo(sql`'[]'::jsonb`))
+        .execute();
+      await s
+        .alterTable("attempts")
+        .addColumn("trigger", "text", (c) => c.notNull().defaultTo("scheduled"))
+        .execute();
+    },
+  },
+  "0003_failing_since": {
+    async up(db: Kysely<unknown>) {
+      // When the endpoint's current run of failed attempts began (null after a success): auto-disable reads it.
+      await db.schema
+        .withSchema(STORE_SCHEMA)
+        .alterTable("endpoints")
+        .addColumn("failing_since", "timestamptz")
+        .execute();
+      await db.schema
+        .withSchema(STORE_SCHEMA)
+        .createIndex("attempts_started")
+        .on("attempts")
+        .column("started_at")
+        .execute();
+      await db.schema
+        .withSchema(STORE_SCHEMA)
+        .createIndex("events_created")
+        .on("events")
+        .column("created_at")
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -6,6 +6,8 @@ import type { Database } from "./schema.js";
 export const CHANNELS = {
   /** An endpoint appeared or was re-enabled: workers look for queues to serve. */
   endpoints: "hookline_endpoints",
+  /** Attempts were recorded: api processes read the new ones for their WatchAttempts streams. */
+  attempts: "hookline_attempts",
 } as const;
 
 /** Sends a notification; listeners in other processes receive it once the transaction commits. */

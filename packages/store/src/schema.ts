@@ -3,6 +3,7 @@ import type { ColumnType } from "kysely";
 // Status values stored as text so that SQL, logs and psql sessions read plainly.
 export type EndpointStatusValue = "enabled" | "disabled";
 export type DeliveryStatusValue = "pending" | "delivered" | "failed" | "cancelled";
+export type AttemptTriggerValue = "scheduled" | "manual";
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** Database-assigned bigserial columns: read as strings (pg does not narrow int8), never written. */
@@ -18,8 +19,16 @@ export interface EndpointTable {
   status: EndpointStatusValue;
   disabled_reason: string;
   secret: string;
+  /** Retired secrets still signing until they expire: [{ secret, expires_at }]. */
+  previous_secrets: ColumnType<PreviousSecret[], string | undefined, string>;
+  failing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export interface PreviousSecret {
+  secret: string;
+  expires_at: string;
 }
 
 export interface EventTable {
@@ -57,6 +66,7 @@ export interface AttemptTable {
   response_body: string;
   error: string;
   delivery_status: DeliveryStatusValue;
+  trigger: ColumnType<AttemptTriggerValue, AttemptTriggerValue | undefined, AttemptTriggerValue>;
 }
 
 export interface Database {

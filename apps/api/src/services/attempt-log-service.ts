@@ -1,13 +1,15 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
-import { listAttempts, listDeliveries } from "@hookline/store";
+import { getDelivery, listAttempts, listDeliveries, reopenDeliveries } from "@hookline/store";
+import { tenantFor } from "../auth.js";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
-import { InvalidArgumentError, optionalId, pageSize } from "../validate.js";
+import { InvalidArgumentError, optionalId, pageSize, requireId } from "../validate.js";
+import { watchAttempts } from "../watch-attempts.js";
 
 export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogService> {
   return {
-    async listDeliveries(req) {
+    async listDeliveries(req, ctx) {
       const status = req.status === DeliveryStatus.UNSPECIFIED ? undefined : deliveryStatusValue(req.status);
       if (req.status !== DeliveryStatus.UNSPECIFIED && status === undefined) {
         throw new InvalidArgumentError("status", "is not a known DeliveryStatus");
@@ -15,7 +17,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
       const page = await listDeliveries(
         deps.db,
         {
-          tenantId: optionalId("tenant_id", req.tenantId),
+          tenantId: optionalId("tenant_id", tenantFor(ctx, req.tenantId)),
           eventId: optionalId("event_id", req.eventId),
           endpointId: optionalId("endpoint_id", req.endpointId),
           ...(status && { status }),
@@ -26,11 +28,11 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
       return { deliveries: page.items.map(deliveryMessage), nextPageToken: page.nextPageToken };
     },
 
-    async listAttempts(req) {
+    async listAttempts(req, ctx) {
       const page = await listAttempts(
         deps.db,
         {
-          tenantId: optionalId("tenant_id", req.tenantId),
+          tenantId: optionalId("tenant_id", tenantFor(ctx, req.tenantId)),
           eventId: optionalId("event_id", req.eventId),
           endpointId: optionalId("endpoint_id", req.endpointId),
           deliveryId: optionalId("delivery_id", req.deliveryId),
@@ -41,13 +43,30 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
       return { attempts: page.items.map(attemptMessage), nextPageToken: page.nextPageToken };
     },
 
-    // biome-ignore lint/correctness/useYield: not served yet; answers UNIMPLEMENTED
-    async *watchAttempts() {
-      throw new ConnectError("WatchAttempts is not available yet", Code.Unimplemented);
-    },
+    watchAttempts: (req, ctx) => watchAttempts(deps, req, ctx),
 
-    async retryDelivery() {
-      throw new ConnectError("RetryDelivery is not available yet", Code.Unimplemented);
+    async retryDelivery(req, ctx) {
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
+      const deliveryId = requireId("delivery_id", req.deliveryId);
+      const [reopened] = await reopenDeliveries(deps.db, { tenantId, deliveryId }, deps.now());
+      if (!reopened) {
+        const current = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
+        throw new ConnectError(
+          `delivery "${deliveryId}" is ${current.status}: its next attempt is already scheduled`,
+          Code.FailedPrecondition,
+        );
+      }
+      await deps.producer.enqueue([
+        {
+          deliveryId,
+          tenantId,
+          endpointId: reopened.endpointId,
+          attemptNumber: reopened.attemptCount + 1,
+          delayMs: 0,
+          manual: true,
+        },
+      ]);
+      return { delivery: deliveryMessage(await getDelivery(deps.db, tenantId, deliveryId)) };
     },
   };
 }

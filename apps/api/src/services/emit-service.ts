@@ -1,14 +1,15 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EmitService } from "@hookline/contracts";
 import { emitEvent, getEvent, newId } from "@hookline/store";
+import { tenantFor } from "../auth.js";
 import { deliveryMessage, eventMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import { jsonText, optionalId, requireEventType, requireId } from "../validate.js";
 
 export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
   return {
-    async emit(req) {
-      const tenantId = requireId("tenant_id", req.tenantId);
+    async emit(req, ctx) {
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const eventId = optionalId("event_id", req.eventId) || newId("evt");
       const eventType = requireEventType("event_type", req.eventType);
       const dataJson = jsonText("data_json", req.dataJson, deps.maxDataBytes);
@@ -35,10 +36,10 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
       return { eventId, deliveryIds: result.deliveries.map((d) => d.id), duplicate: result.duplicate };
     },
 
-    async getEvent(req) {
+    async getEvent(req, ctx) {
       const { event, deliveries } = await getEvent(
         deps.db,
-        requireId("tenant_id", req.tenantId),
+        requireId("tenant_id", tenantFor(ctx, req.tenantId)),
         requireId("event_id", req.eventId),
       );
       return { event: eventMessage(event), deliveries: deliveries.map(deliveryMessage) };

@@ -1,4 +1,5 @@
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { type EndpointService, EndpointStatus } from "@hookline/contracts";
 import { parseSecret } from "@hookline/signing";
 import {
@@ -7,12 +8,16 @@ import {
   getEndpoint,
   listEndpoints,
   newId,
+  reopenDeliveries,
+  rotateEndpointSecret,
   updateEndpoint,
 } from "@hookline/store";
+import { tenantFor } from "../auth.js";
 import { endpointMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import {
   description,
+  durationMs,
   eventTypeList,
   InvalidArgumentError,
   optionalId,
@@ -21,12 +26,16 @@ import {
   requireUrl,
 } from "../validate.js";
 
+const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
+const MAX_ROTATION_GRACE_MS = 30 * 24 * 3_600_000;
+const MAX_RECOVERY_WINDOW_MS = 14 * 24 * 3_600_000;
+
 export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointService> {
   return {
-    async createEndpoint(req) {
-      const tenantId = requireId("tenant_id", req.tenantId);
+    async createEndpoint(req, ctx) {
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const id = optionalId("id", req.id) || newId("ep");
-      const url = requireUrl("url", req.url);
+      const url = requireUrl("url", req.url, deps.addressPolicy);
       const secret = req.secret === "" ? deps.generateSecret() : req.secret;
       parseSecret(secret);
       const record = await createEndpoint(
@@ -45,19 +54,19 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       return { endpoint: endpointMessage(record, true) };
     },
 
-    async getEndpoint(req) {
+    async getEndpoint(req, ctx) {
       const record = await getEndpoint(
         deps.db,
-        requireId("tenant_id", req.tenantId),
+        requireId("tenant_id", tenantFor(ctx, req.tenantId)),
         requireId("id", req.id),
       );
       return { endpoint: endpointMessage(record, true) };
     },
 
-    async listEndpoints(req) {
+    async listEndpoints(req, ctx) {
       const page = await listEndpoints(
         deps.db,
-        requireId("tenant_id", req.tenantId),
+        requireId("tenant_id", tenantFor(ctx, req.tenantId)),
         pageSize("page_size", req.pageSize),
         req.pageToken,
       );
@@ -67,8 +76,8 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       };
     },
 
-    async updateEndpoint(req) {
-      const tenantId = requireId("tenant_id", req.tenantId);
+    async updateEndpoint(req, ctx) {
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const id = requireId("id", req.id);
       if (
         req.status !== undefined &&
@@ -85,7 +94,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         tenantId,
         id,
         {
-          ...(req.url !== undefined && { url: requireUrl("url", req.url) }),
+          ...(req.url !== undefined && { url: requireUrl("url", req.url, deps.addressPolicy) }),
           ...(req.description !== undefined && { description: description("description", req.description) }),
           ...(req.replaceEventTypes && { eventTypes: eventTypeList("event_types", req.eventTypes) }),
           ...(req.status !== undefined && {
@@ -98,17 +107,52 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       return { endpoint: endpointMessage(record, true) };
     },
 
-    async deleteEndpoint(req) {
-      await deleteEndpoint(deps.db, requireId("tenant_id", req.tenantId), requireId("id", req.id));
+    async deleteEndpoint(req, ctx) {
+      await deleteEndpoint(
+        deps.db,
+        requireId("tenant_id", tenantFor(ctx, req.tenantId)),
+        requireId("id", req.id),
+      );
       return {};
     },
 
-    async rotateEndpointSecret() {
-      throw new ConnectError("RotateEndpointSecret is not available yet", Code.Unimplemented);
+    async rotateEndpointSecret(req, ctx) {
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
+      const id = requireId("id", req.id);
+      const secret = req.secret === "" ? deps.generateSecret() : req.secret;
+      parseSecret(secret);
+      const graceMs =
+        req.gracePeriod === undefined
+          ? DEFAULT_ROTATION_GRACE_MS
+          : durationMs("grace_period", req.gracePeriod);
+      if (graceMs > MAX_ROTATION_GRACE_MS)
+        throw new InvalidArgumentError("grace_period", "must be at most 30 days");
+      const record = await rotateEndpointSecret(deps.db, tenantId, id, secret, graceMs, deps.now());
+      return { endpoint: endpointMessage(record, true) };
     },
 
-    async recoverEndpoint() {
-      throw new ConnectError("RecoverEndpoint is not available yet", Code.Unimplemented);
+    async recoverEndpoint(req, ctx) {
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
+      const id = requireId("id", req.id);
+      if (!req.since) throw new InvalidArgumentError("since", "is required");
+      const since = timestampDate(req.since);
+      const now = deps.now();
+      if (now.getTime() - since.getTime() > MAX_RECOVERY_WINDOW_MS) {
+        throw new InvalidArgumentError("since", "must be within the last 14 days");
+      }
+      await getEndpoint(deps.db, tenantId, id);
+      const reopened = await reopenDeliveries(deps.db, { tenantId, endpointId: id, failedSince: since }, now);
+      await deps.producer.enqueue(
+        reopened.map((d) => ({
+          deliveryId: d.id,
+          tenantId: d.tenantId,
+          endpointId: d.endpointId,
+          attemptNumber: d.attemptCount + 1,
+          delayMs: 0,
+          manual: true,
+        })),
+      );
+      return { requeued: reopened.length };
     },
   };
 }

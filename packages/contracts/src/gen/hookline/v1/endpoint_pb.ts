@@ -367,7 +367,8 @@ export type RotateEndpointSecretRequest = Message<"hookline.v1.RotateEndpointSec
   secret: string;
 
   /**
-   * How long the previous secret keeps signing; unset means 24 hours, zero retires it at once.
+   * How long the previous secret keeps signing (at most 30 days); unset means 24 hours. Zero
+   * retires it, and every secret retired before it, at once.
    *
    * @generated from field: optional google.protobuf.Duration grace_period = 4;
    */

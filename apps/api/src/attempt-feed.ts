@@ -1,0 +1,193 @@
+import type { AttemptRecord, Database } from "@hookline/store";
+import { attemptsAfter, lastAttemptId } from "@hookline/store";
+import type { Kysely } from "kysely";
+
+export interface AttemptFilter {
+  tenantId: string;
+  endpointId: string;
+  eventId: string;
+}
+
+/**
+ * A subscription to the feed. It starts catching up (dropping what it is offered: the caller reads
+ * those from the store) and buffers, up to a bound, once the caller switches it to live.
+ */
+export interface FeedSubscription extends AsyncIterable<AttemptRecord> {
+  /** Buffers every attempt offered from now on whose id is above coveredUpTo (the caller sent those). */
+  goLive(coveredUpTo: bigint): void;
+  close(): void;
+}
+
+export class FeedOverflowError extends Error {
+  constructor(readonly limit: number) {
+    super(`the client fell more than ${limit} attempts behind`);
+    this.name = "FeedOverflowError";
+  }
+}
+
+/**
+ * One reader of new attempts per api process, shared by every WatchAttempts stream: on each
+ * signal (or a slow safety poll) it reads the attempts after its position, in id order, and hands
+ * each to the subscriptions whose filter it matches.
+ */
+export class AttemptFeed {
+  private position = 0n;
+  private readonly subscriptions = new Set<Subscription>();
+  private reading: Promise<void> | undefined;
+  private again = false;
+  private readonly started: Promise<void>;
+  private poll: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly options: { bufferLimit: number; safetyPollMs: number },
+  ) {
+    this.started = lastAttemptId(db).then((id) => {
+      this.position = BigInt(id);
+    });
+  }
+
+  /** The id of the last attempt handed to subscribers: everything after it is still to come. */
+  get lastId(): bigint {
+    return this.position;
+  }
+
+  async subscribe(filter: AttemptFilter, signal: AbortSignal): Promise<FeedSubscription> {
+    await this.started;
+    const subscription = new Subscription(filter, this.options.bufferLimit, signal, () => {
+      this.subscriptions.delete(subscription);
+      if (this.subscriptions.size === 0) this.stopPolling();
+    });
+    this.subscriptions.add(subscription);
+    this.startPolling();
+    return subscription;
+  }
+
+  get openStreams(): number {
+    return this.subscriptions.size;
+  }
+
+  /** New attempts may exist: read them (coalescing signals that arrive meanwhile). */
+  wake(): void {
+    if (this.subscriptions.size === 0) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = this.readAll()
+      .catch(() => {})
+      .finally(() => {
+        this.reading = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  close(): void {
+    this.stopPolling();
+    for (const subscription of this.subscriptions) subscription.close();
+  }
+
+  private async readAll(): Promise<void> {
+    for (;;) {
+      // A page never exceeds one subscriber's buffer, so a reader that keeps up never overflows.
+      const pageSize = Math.min(1000, this.options.bufferLimit);
+      const page = await attemptsAfter(this.db, this.position.toString(), pageSize);
+      // Broadcast synchronously with the position update, so a subscriber that joins between
+      // pages starts exactly where the last delivered batch ended.
+      for (const attempt of page) {
+        for (const subscription of this.subscriptions) subscription.offer(attempt);
+        this.position = BigInt(attempt.id);
+      }
+      if (page.length < pageSize) return;
+    }
+  }
+
+  private startPolling(): void {
+    // Signals can be lost (a LISTEN connection that dropped); a slow poll bounds the delay.
+    this.poll ??= setInterval(() => this.wake(), this.options.safetyPollMs);
+    this.poll.unref();
+  }
+
+  private stopPolling(): void {
+    clearInterval(this.poll);
+    this.poll = undefined;
+  }
+}
+
+class Subscription implements FeedSubscription {
+  private readonly buffer: AttemptRecord[] = [];
+  private waiter: (() => void) | undefined;
+  private failure: Error | undefined;
+  private closed = false;
+  private live = false;
+  private floor = 0n;
+
+  constructor(
+    private readonly filter: AttemptFilter,
+    private readonly limit: number,
+    private readonly signal: AbortSignal,
+    private readonly onClose: () => void,
+  ) {
+    signal.addEventListener("abort", () => this.close(), { once: true });
+  }
+
+  goLive(coveredUpTo: bigint): void {
+    this.floor = coveredUpTo;
+    this.live = true;
+  }
+
+  offer(attempt: AttemptRecord): void {
+    if (this.closed || !this.live || !this.matches(attempt) || BigInt(attempt.id) <= this.floor) return;
+    if (this.buffer.length >= this.limit) {
+      this.failure = new FeedOverflowError(this.limit);
+      this.close();
+      return;
+    }
+    this.buffer.push(attempt);
+    this.wakeReader();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose();
+    this.wakeReader();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<AttemptRecord> {
+    try {
+      for (;;) {
+        const next = this.buffer.shift();
+        if (next) {
+          yield next;
+          continue;
+        }
+        if (this.failure) throw this.failure;
+        if (this.closed || this.signal.aborted) return;
+        await new Promise<void>((resolve) => {
+          this.waiter = resolve;
+        });
+      }
+    } finally {
+      this.close();
+    }
+  }
+
+  private matches(attempt: AttemptRecord): boolean {
+    const f = this.filter;
+    return (
+      (f.tenantId === "" || f.tenantId === attempt.tenantId) &&
+      (f.endpointId === "" || f.endpointId === attempt.endpointId) &&
+      (f.eventId === "" || f.eventId === attempt.eventId)
+    );
+  }
+
+  private wakeReader(): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.();
+  }
+}

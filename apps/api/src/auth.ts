@@ -1,0 +1,65 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import {
+  Code,
+  ConnectError,
+  createContextKey,
+  type HandlerContext,
+  type Interceptor,
+} from "@connectrpc/connect";
+
+/** One configured API token: a bare one acts on every tenant, a scoped one on its tenant only. */
+export interface ApiToken {
+  token: string;
+  tenantId?: string;
+}
+
+/** Who is calling: undefined tenantId means every tenant (a bare token, or auth turned off). */
+export interface Principal {
+  tenantId: string | undefined;
+}
+
+export const principalKey = createContextKey<Principal>({ tenantId: undefined }, { description: "caller" });
+
+// Health must answer probes that carry no credentials (Kubernetes, load balancers).
+const OPEN_SERVICES = new Set(["grpc.health.v1.Health"]);
+
+/**
+ * Checks `authorization: Bearer <token>` on every call when tokens are configured. Tokens are
+ * compared as SHA-256 digests in constant time, against every configured token (no early exit),
+ * and never logged or echoed.
+ */
+export function authInterceptor(tokens: readonly ApiToken[]): Interceptor {
+  const digests = tokens.map((t) => ({ digest: sha256(t.token), tenantId: t.tenantId }));
+  return (next) => async (request) => {
+    if (digests.length === 0 || OPEN_SERVICES.has(request.service.typeName)) return next(request);
+    const header = request.header.get("authorization") ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match?.[1])
+      throw new ConnectError("missing bearer token (authorization: Bearer <token>)", Code.Unauthenticated);
+    const presented = sha256(match[1]);
+    let found: (typeof digests)[number] | undefined;
+    for (const candidate of digests) {
+      if (timingSafeEqual(candidate.digest, presented) && !found) found = candidate;
+    }
+    if (!found) throw new ConnectError("invalid token", Code.Unauthenticated);
+    request.contextValues.set(principalKey, { tenantId: found.tenantId });
+    return next(request);
+  };
+}
+
+/**
+ * The tenant a call acts on. A scoped token may name only its own tenant (PERMISSION_DENIED
+ * otherwise); an empty tenant_id then means "my tenant". Returns "" for "every tenant" (filters).
+ */
+export function tenantFor(context: HandlerContext, requested: string): string {
+  const { tenantId } = context.values.get(principalKey);
+  if (tenantId === undefined) return requested;
+  if (requested !== "" && requested !== tenantId) {
+    throw new ConnectError("this token may act only on its own tenant", Code.PermissionDenied);
+  }
+  return tenantId;
+}
+
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}

@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { DeliveryStatus, EndpointStatus } from "@hookline/contracts";
+import { emitEvent, recordAttempts } from "@hookline/store";
+import { eventually, type Receiver, startReceiver } from "@hookline/testkit";
+import { finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+
+let svc: TestService;
+const receivers: Receiver[] = [];
+before(async () => {
+  // Maintenance is run by hand; "failing for 1 s" stands in for the default 5 days.
+  svc = await startTestService({
+    HOOKLINE_MAINTENANCE_INTERVAL: "1h",
+    HOOKLINE_DISABLE_AFTER: "1s",
+    HOOKLINE_RETENTION: "1d",
+    HOOKLINE_RETRY_SCHEDULE: "20ms",
+  });
+});
+after(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await svc.close();
+});
+
+test("an endpoint that only fails for the configured period is disabled; re-enabling resumes delivery", async () => {
+  let healthy = false;
+  const failing = await startReceiver(() => ({ status: healthy ? 200 : 500 }));
+  const fine = await startReceiver();
+  receivers.push(failing, fine);
+  await svc.endpoints.createEndpoint({ tenantId: "auto", id: "failing", url: failing.url });
+  await svc.endpoints.createEndpoint({ tenantId: "auto", id: "fine", url: fine.url });
+  await svc.emit.emit({ tenantId: "auto", eventId: "e1", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(svc, "auto", "e1");
+  assert.deepEqual((await svc.service.worker.maintain())?.disabled, [], "not failing long enough yet");
+  await eventually(
+    async () => Date.now(),
+    (t) => t > (failing.requests[0]?.receivedAt ?? 0) + 1100,
+    { everyMs: 100 },
+  );
+  const result = await svc.service.worker.maintain();
+  assert.deepEqual(result?.disabled, [{ tenantId: "auto", endpointId: "failing" }]);
+  const { endpoint } = await svc.endpoints.getEndpoint({ tenantId: "auto", id: "failing" });
+  assert.equal(endpoint?.status, EndpointStatus.DISABLED);
+  assert.match(endpoint?.disabledReason ?? "", /every attempt failed for 1 s/);
+
+  healthy = true;
+  await svc.endpoints.updateEndpoint({ tenantId: "auto", id: "failing", status: EndpointStatus.ENABLED });
+  await svc.emit.emit({ tenantId: "auto", eventId: "e2", eventType: "x", dataJson: "{}" });
+  const deliveries = await finalDeliveries(svc, "auto", "e2");
+  assert.ok(deliveries.every((d) => d.status === DeliveryStatus.DELIVERED));
+  assert.deepEqual(
+    (await svc.service.worker.maintain())?.disabled,
+    [],
+    "a re-enabled endpoint starts afresh",
+  );
+});
+
+test("retention purges events, deliveries and attempts older than the window, and nothing newer", async () => {
+  const r = await startReceiver();
+  receivers.push(r);
+  await svc.endpoints.createEndpoint({ tenantId: "old", id: "ep", url: r.url });
+  const db = svc.service.infra.store.db;
+  const longAgo = new Date(Date.now() - 2 * 86_400_000);
+  for (const n of [1, 2, 3]) {
+    const { deliveries } = await emitEvent(
+      db,
+      { tenantId: "old", id: `old${n}`, eventType: "x", dataJson: "{}" },
+      longAgo,
+    );
+    await recordAttempts(
+      db,
+      deliveries.map((d) => ({
+        deliveryId: d.id,
+        attemptNumber: 1,
+        startedAt: longAgo,
+        durationMs: 1,
+        responseStatus: 200,
+        responseBody: "",
+        error: "",
+        deliveryStatus: "delivered" as const,
+        nextAttemptAt: null,
+      })),
+      longAgo,
+    );
+  }
+  await svc.emit.emit({ tenantId: "old", eventId: "recent", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(svc, "old", "recent");
+  const result = await svc.service.worker.maintain();
+  assert.equal(result?.purged, 9, "3 attempts, 3 deliveries, 3 events");
+  await assert.rejects(svc.emit.getEvent({ tenantId: "old", eventId: "old1" }), /not found/);
+  const { deliveries } = await svc.emit.getEvent({ tenantId: "old", eventId: "recent" });
+  assert.equal(deliveries[0]?.status, DeliveryStatus.DELIVERED);
+  const { attempts } = await svc.log.listAttempts({ tenantId: "old" });
+  assert.deepEqual(
+    attempts.map((a) => a.eventId),
+    ["recent"],
+  );
+});

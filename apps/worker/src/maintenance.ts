@@ -1,0 +1,44 @@
+import {
+  type Database,
+  disableFailingEndpoints,
+  LOCK_KEYS,
+  purgeOlderThan,
+  withTryLock,
+} from "@hookline/store";
+import type { Kysely } from "kysely";
+
+export interface MaintenanceDeps {
+  db: Kysely<Database>;
+  now(): number;
+  /** Endpoints failing without a success for this long are disabled. */
+  disableAfterMs: number;
+  /** Events, deliveries and attempts older than this are purged. */
+  retentionMs: number;
+}
+
+export interface MaintenanceResult {
+  disabled: { tenantId: string; endpointId: string }[];
+  purged: number;
+}
+
+/** Auto-disable and retention, run by one worker process at a time. */
+export async function maintainOnce(deps: MaintenanceDeps): Promise<MaintenanceResult | undefined> {
+  return withTryLock(deps.db, LOCK_KEYS.maintenance, async () => {
+    const now = deps.now();
+    const disabled = await disableFailingEndpoints(
+      deps.db,
+      new Date(now - deps.disableAfterMs),
+      `disabled automatically: every attempt failed for ${describe(deps.disableAfterMs)}`,
+      new Date(now),
+    );
+    const purged = await purgeOlderThan(deps.db, new Date(now - deps.retentionMs));
+    return { disabled, purged };
+  });
+}
+
+function describe(ms: number): string {
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000} day${ms === 86_400_000 ? "" : "s"}`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 1000 === 0) return `${ms / 1000} s`;
+  return `${ms} ms`;
+}

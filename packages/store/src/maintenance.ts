@@ -1,0 +1,53 @@
+import { type Kysely, sql } from "kysely";
+import type { Database } from "./schema.js";
+
+/**
+ * Disables enabled endpoints whose attempts have all failed since before failingBefore (no
+ * success in that time). Returns the (tenant, endpoint) pairs disabled.
+ */
+export async function disableFailingEndpoints(
+  db: Kysely<Database>,
+  failingBefore: Date,
+  reason: string,
+  now: Date,
+): Promise<{ tenantId: string; endpointId: string }[]> {
+  const rows = await db
+    .updateTable("endpoints")
+    .set({ status: "disabled", disabled_reason: reason, updated_at: now })
+    .where("status", "=", "enabled")
+    .where("failing_since", "<", failingBefore)
+    .returning(["tenant_id", "id"])
+    .execute();
+  return rows.map((row) => ({ tenantId: row.tenant_id, endpointId: row.id }));
+}
+
+/**
+ * Deletes attempts, final deliveries and events older than cutoff, a batch per statement so no
+ * lock is held long. Pending deliveries (and their events) are kept. Returns rows deleted.
+ */
+export async function purgeOlderThan(db: Kysely<Database>, cutoff: Date, batchSize = 1000): Promise<number> {
+  let total = 0;
+  const batches = [
+    sql<{ n: number }>`with gone as (delete from hookline.attempts where id in (
+        select id from hookline.attempts where started_at < ${cutoff} limit ${batchSize}) returning 1)
+      select count(*)::int as n from gone`,
+    sql<{ n: number }>`with gone as (delete from hookline.deliveries where id in (
+        select id from hookline.deliveries where created_at < ${cutoff} and status <> 'pending' limit ${batchSize})
+        returning 1)
+      select count(*)::int as n from gone`,
+    sql<{ n: number }>`with gone as (delete from hookline.events e where (e.tenant_id, e.id) in (
+        select ev.tenant_id, ev.id from hookline.events ev where ev.created_at < ${cutoff}
+          and not exists (select 1 from hookline.deliveries d where d.tenant_id = ev.tenant_id and d.event_id = ev.id)
+        limit ${batchSize}) returning 1)
+      select count(*)::int as n from gone`,
+  ];
+  for (const statement of batches) {
+    for (;;) {
+      const { rows } = await statement.execute(db);
+      const n = rows[0]?.n ?? 0;
+      total += n;
+      if (n < batchSize) break;
+    }
+  }
+  return total;
+}
