@@ -34,6 +34,8 @@ export async function startBackend(env: NodeJS.ProcessEnv): Promise<DemoBackend>
     HOOKLINE_DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
     HOOKLINE_API_ADDR: "127.0.0.1:0",
     BULLMQ_PREFIX: prefix,
+    // The demo's receivers listen on loopback, which deliveries may reach only when it is allowed.
+    HOOKLINE_ALLOWED_CIDRS: "127.0.0.0/8",
   };
   const queue = redisUrl ? `BullMQ on Redis (prefix ${prefix})` : "BullMQ on PostgreSQL";
   const started: { name: string; process: HooklineProcess }[] = [];

@@ -1,15 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createHooklineClient, type HooklineClient } from "@hookline/client";
 import {
   type Attempt,
-  AttemptLogService,
   type Delivery,
   DeliveryStatus,
-  EmitService,
   type Endpoint,
-  EndpointService,
   EndpointStatus,
 } from "@hookline/contracts";
 
@@ -37,10 +33,19 @@ export async function runScenario(
   address: string,
   urls: ReadonlyMap<string, string>,
 ): Promise<ServiceOutcome> {
-  const transport = createGrpcTransport({ baseUrl: `http://${address}` });
-  const endpoints = createClient(EndpointService, transport);
-  const emitter = createClient(EmitService, transport);
-  const attemptLog = createClient(AttemptLogService, transport);
+  const client = createHooklineClient({ address });
+  try {
+    return await scenarioSteps(client, urls);
+  } finally {
+    client.close();
+  }
+}
+
+async function scenarioSteps(
+  client: HooklineClient,
+  urls: ReadonlyMap<string, string>,
+): Promise<ServiceOutcome> {
+  const { endpoints, emit: emitter, log: attemptLog } = client;
   const tenantId = `demo_${randomBytes(4).toString("hex")}`;
 
   const secrets = new Map<string, string>();

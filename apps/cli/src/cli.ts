@@ -1,0 +1,159 @@
+import { parseArgs } from "node:util";
+import { UsageError } from "./errors.js";
+
+const OPTIONS = {
+  address: { type: "string" },
+  token: { type: "string" },
+  transport: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  tenant: { type: "string" },
+  id: { type: "string" },
+  url: { type: "string" },
+  description: { type: "string" },
+  "event-type": { type: "string", multiple: true },
+  "all-event-types": { type: "boolean" },
+  secret: { type: "string" },
+  enable: { type: "boolean" },
+  disable: { type: "boolean" },
+  endpoint: { type: "string" },
+  event: { type: "string" },
+  delivery: { type: "string" },
+  after: { type: "string" },
+  limit: { type: "string" },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+const GLOBAL: readonly OptionName[] = ["address", "token", "transport", "json", "help"];
+
+/** One command: its words, positional arguments (`[x]` optional), options and usage line. */
+interface CommandSpec {
+  name: string;
+  args: readonly string[];
+  options: readonly OptionName[];
+  usage: string;
+}
+
+const FILTERS: readonly OptionName[] = ["tenant", "endpoint", "event"];
+const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: "endpoints create",
+    args: [],
+    options: ["tenant", "url", "id", "description", "event-type", "secret"],
+    usage: "--tenant T --url URL [--id ID] [--description TEXT] [--event-type TYPE]... [--secret S]",
+  },
+  { name: "endpoints list", args: [], options: ["tenant", "limit"], usage: "--tenant T [--limit N]" },
+  { name: "endpoints get", args: ["<id>"], options: ["tenant"], usage: "<id> --tenant T" },
+  {
+    name: "endpoints update",
+    args: ["<id>"],
+    options: ["tenant", "url", "description", "event-type", "all-event-types", "enable", "disable"],
+    usage:
+      "<id> --tenant T [--url URL] [--description TEXT] [--event-type TYPE]... [--all-event-types] [--enable|--disable]",
+  },
+  { name: "endpoints delete", args: ["<id>"], options: ["tenant"], usage: "<id> --tenant T" },
+  {
+    name: "emit",
+    args: ["<type>", "[json]"],
+    options: ["tenant", "id"],
+    usage: "<type> [json] --tenant T [--id EVENT_ID]   (data from the argument, or from stdin)",
+  },
+  { name: "event show", args: ["<id>"], options: ["tenant"], usage: "<id> --tenant T" },
+  {
+    name: "attempts list",
+    args: [],
+    options: [...FILTERS, "delivery", "limit"],
+    usage: "[--tenant T] [--endpoint ID] [--event ID] [--delivery ID] [--limit N]",
+  },
+  {
+    name: "tail",
+    args: [],
+    options: [...FILTERS, "after"],
+    usage: "[--tenant T] [--endpoint ID] [--event ID] [--after ATTEMPT_ID]",
+  },
+];
+
+export type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
+
+/** A parsed command line: the command's name ("endpoints get"), its positionals and its options. */
+export interface Invocation {
+  command: string | undefined;
+  args: string[];
+  values: Values;
+}
+
+/** Parses argv (without node and script); a command line that cannot run throws UsageError. */
+export function parseCommandLine(argv: readonly string[]): Invocation {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  const [first, second] = positionals;
+  if (first === undefined || first === "help") return { command: undefined, args: [], values };
+  const spec =
+    COMMANDS.find((c) => c.name === `${first} ${second}`) ?? COMMANDS.find((c) => c.name === first);
+  if (!spec) {
+    const group = COMMANDS.some((c) => c.name.startsWith(`${first} `));
+    // `hookline endpoints --help`: the usage of the group.
+    if (group && second === undefined && values.help) return { command: first, args: [], values };
+    const message = group
+      ? second === undefined
+        ? `"${first}" needs a subcommand`
+        : `unknown subcommand "${first} ${second}"`
+      : `unknown command "${first}"`;
+    throw new UsageError(message, group ? first : undefined);
+  }
+  if (values.help) return { command: spec.name, args: [], values };
+  const args = positionals.slice(spec.name.split(" ").length);
+  const required = spec.args.filter((a) => a.startsWith("<")).length;
+  if (args.length < required) throw new UsageError(`${spec.name} needs ${spec.args[args.length]}`, spec.name);
+  if (args.length > spec.args.length) {
+    throw new UsageError(`unexpected argument "${args[spec.args.length]}"`, spec.name);
+  }
+  for (const name of Object.keys(values) as OptionName[]) {
+    if (!GLOBAL.includes(name) && !spec.options.includes(name)) {
+      throw new UsageError(`--${name} is not an option of ${spec.name}`, spec.name);
+    }
+  }
+  return { command: spec.name, args, values };
+}
+
+/** Usage of one command, of a group ("endpoints"), or of everything. */
+export function usage(command?: string): string {
+  const specs = COMMANDS.filter((c) => !command || c.name === command || c.name.startsWith(`${command} `));
+  const width = Math.max(...specs.map((c) => c.name.length));
+  const lines = specs.map((c) => `  hookline ${c.name.padEnd(width)}  ${c.usage}`);
+  return `Usage:
+${lines.join("\n")}
+
+Options for every command:
+  --address ADDR             host:port or http(s) URL of the api
+                             (default: $HOOKLINE_ADDRESS, else 127.0.0.1:50051)
+  --token TOKEN              sent as "authorization: Bearer TOKEN" (default: $HOOKLINE_TOKEN)
+  --transport grpc|connect   wire protocol (default grpc)
+  --json                     JSON output: one object, or one line per item for lists and tail
+                             (tail writes JSON lines whenever stdout is not a terminal)
+  -h, --help                 show this help
+`;
+}
+
+/** The required --tenant, or a usage error naming the command. */
+export function requireTenant(invocation: Invocation): string {
+  const tenant = invocation.values.tenant;
+  if (!tenant) throw new UsageError(`${invocation.command} needs --tenant`, invocation.command);
+  return tenant;
+}
+
+/** --limit as a positive integer, or the fallback. */
+export function limitOf(invocation: Invocation, fallback: number): number {
+  const raw = invocation.values.limit;
+  if (raw === undefined) return fallback;
+  const limit = Number(raw);
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new UsageError(`--limit must be a positive integer, not "${raw}"`, invocation.command);
+  }
+  return limit;
+}

@@ -1,0 +1,97 @@
+import { type Endpoint, EndpointStatus } from "@hookline/contracts";
+import { limitOf, requireTenant } from "./cli.js";
+import type { Context } from "./context.js";
+import { UsageError } from "./errors.js";
+import { ENDPOINT_HEADERS, endpointFields, endpointJson, endpointRow, table } from "./output.js";
+import { collect } from "./pages.js";
+
+/** `endpoints create|list|get|update|delete`. Only create and get show the signing secret. */
+export async function endpointsCommand(ctx: Context): Promise<void> {
+  const { client, invocation, call } = ctx;
+  const { values, command } = invocation;
+  const tenantId = requireTenant(invocation);
+  const id = invocation.args[0] ?? "";
+  switch (command) {
+    case "endpoints create": {
+      if (!values.url) throw new UsageError("endpoints create needs --url", command);
+      const { endpoint } = await client.endpoints.createEndpoint(
+        {
+          tenantId,
+          id: values.id ?? "",
+          url: values.url,
+          description: values.description ?? "",
+          eventTypes: values["event-type"] ?? [],
+          secret: values.secret ?? "",
+        },
+        call,
+      );
+      return showEndpoint(ctx, endpoint, true);
+    }
+    case "endpoints get": {
+      const { endpoint } = await client.endpoints.getEndpoint({ tenantId, id }, call);
+      return showEndpoint(ctx, endpoint, true);
+    }
+    case "endpoints update": {
+      const { endpoint } = await client.endpoints.updateEndpoint(updateRequest(ctx, tenantId, id), call);
+      return showEndpoint(ctx, endpoint, false);
+    }
+    case "endpoints delete": {
+      await client.endpoints.deleteEndpoint({ tenantId, id }, call);
+      ctx.out(ctx.json ? `${JSON.stringify({ tenantId, id, deleted: true })}\n` : `deleted endpoint ${id}\n`);
+      return;
+    }
+    case "endpoints list": {
+      const { items, more } = await collect(
+        async (pageSize, pageToken) => {
+          const page = await client.endpoints.listEndpoints({ tenantId, pageSize, pageToken }, call);
+          return { items: page.endpoints, nextPageToken: page.nextPageToken };
+        },
+        limitOf(invocation, 100),
+      );
+      if (ctx.json) for (const e of items) ctx.out(`${JSON.stringify(endpointJson(e, false))}\n`);
+      else if (items.length === 0) ctx.err(`no endpoints for tenant ${tenantId}\n`);
+      else ctx.out(table(ENDPOINT_HEADERS, items.map(endpointRow)));
+      if (more) ctx.err(`showing the first ${items.length}; raise --limit for more\n`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+function updateRequest(ctx: Context, tenantId: string, id: string) {
+  const { values, command } = ctx.invocation;
+  const types = values["event-type"];
+  if (values.enable && values.disable)
+    throw new UsageError("--enable and --disable exclude each other", command);
+  if (types && values["all-event-types"]) {
+    throw new UsageError("--event-type and --all-event-types exclude each other", command);
+  }
+  const status = values.enable
+    ? EndpointStatus.ENABLED
+    : values.disable
+      ? EndpointStatus.DISABLED
+      : undefined;
+  const replace = types !== undefined || values["all-event-types"] === true;
+  if (values.url === undefined && values.description === undefined && !replace && status === undefined) {
+    throw new UsageError("nothing to update: give at least one field to change", command);
+  }
+  return {
+    tenantId,
+    id,
+    ...(values.url !== undefined && { url: values.url }),
+    ...(values.description !== undefined && { description: values.description }),
+    ...(status !== undefined && { status }),
+    eventTypes: types ?? [],
+    replaceEventTypes: replace,
+  };
+}
+
+function showEndpoint(ctx: Context, endpoint: Endpoint | undefined, withSecret: boolean): void {
+  if (!endpoint) throw new Error("the server answered without an endpoint");
+  ctx.out(
+    ctx.json
+      ? `${JSON.stringify(endpointJson(endpoint, withSecret))}\n`
+      : endpointFields(endpoint, withSecret),
+  );
+}

@@ -1,0 +1,57 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/** A command line that cannot be run as written; main prints the message and the usage. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    /** The command whose usage to print, e.g. "endpoints"; undefined for the overview. */
+    readonly command?: string,
+  ) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+const NETWORK: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host name lookup failed",
+  ETIMEDOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  EPIPE: "connection closed",
+};
+
+/** Why the service could not be reached ("connection refused"), or undefined for any other error. */
+export function networkProblem(error: unknown): string | undefined {
+  if (!(error instanceof ConnectError) || error.code !== Code.Unavailable) return undefined;
+  const cause = error.cause as { code?: unknown } | undefined;
+  return typeof cause?.code === "string" ? NETWORK[cause.code] : undefined;
+}
+
+/**
+ * The one line a user sees for a failed call: the server's own message for the errors it explains
+ * (NOT_FOUND, INVALID_ARGUMENT, ...), a plain sentence for a service out of reach.
+ */
+export function describeError(error: unknown, address: string): string {
+  if (!(error instanceof ConnectError)) return error instanceof Error ? error.message : String(error);
+  const problem = networkProblem(error);
+  if (problem) return `cannot reach Hookline at ${address}: ${problem}`;
+  switch (error.code) {
+    case Code.NotFound:
+    case Code.InvalidArgument:
+    case Code.AlreadyExists:
+    case Code.FailedPrecondition:
+      return error.rawMessage;
+    case Code.DeadlineExceeded:
+      return `no answer from Hookline at ${address} in time`;
+    case Code.Unauthenticated:
+    case Code.PermissionDenied:
+      return `not allowed: ${error.rawMessage} (set --token or HOOKLINE_TOKEN)`;
+    case Code.Unimplemented:
+      return `the server at ${address} does not support this yet: ${error.rawMessage}`;
+    default:
+      return `${Code[error.code].toLowerCase()}: ${error.rawMessage}`;
+  }
+}

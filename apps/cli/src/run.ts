@@ -1,0 +1,91 @@
+import { createHooklineClient, type HooklineClient } from "@hookline/client";
+import { attemptsListCommand } from "./attempts.js";
+import { type Invocation, parseCommandLine, usage } from "./cli.js";
+import type { Context } from "./context.js";
+import { endpointsCommand } from "./endpoints.js";
+import { describeError, UsageError } from "./errors.js";
+import { emitCommand, eventShowCommand } from "./events.js";
+import { tailCommand } from "./tail.js";
+
+export const DEFAULT_ADDRESS = "127.0.0.1:50051";
+const CALL_TIMEOUT_MS = 20_000;
+
+/** Where the CLI reads and writes; main passes the real process streams. */
+export interface Io {
+  env: NodeJS.ProcessEnv;
+  out(text: string): void;
+  err(text: string): void;
+  readStdin(): Promise<string | undefined>;
+  stdoutIsTty: boolean;
+  /** Aborted when the user interrupts a long-running command (tail). */
+  interrupted: AbortSignal;
+}
+
+/**
+ * Runs one command line; resolves to the exit status: 0 ok (also tail ended by an interrupt), 1 the
+ * call failed, 2 usage error, 130 interrupted.
+ */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  let invocation: Invocation;
+  let client: HooklineClient | undefined;
+  let address = DEFAULT_ADDRESS;
+  try {
+    invocation = parseCommandLine(argv);
+    if (invocation.values.help || invocation.command === undefined) {
+      // Bare `hookline` is a usage error; asking for help is not.
+      (argv.length === 0 ? io.err : io.out)(usage(invocation.command));
+      return argv.length === 0 ? 2 : 0;
+    }
+    const { values } = invocation;
+    address = values.address ?? (io.env.HOOKLINE_ADDRESS || DEFAULT_ADDRESS);
+    const transport = values.transport ?? "grpc";
+    if (transport !== "grpc" && transport !== "connect") {
+      throw new UsageError(`--transport must be grpc or connect, not "${transport}"`);
+    }
+    try {
+      client = createHooklineClient({ address, token: values.token ?? io.env.HOOKLINE_TOKEN, transport });
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    }
+    const ctx: Context = {
+      client,
+      invocation,
+      json: values.json === true,
+      signal: io.interrupted,
+      call: { timeoutMs: CALL_TIMEOUT_MS, signal: io.interrupted },
+      out: io.out,
+      err: io.err,
+      readStdin: io.readStdin,
+      stdoutIsTty: io.stdoutIsTty,
+    };
+    await dispatch(ctx, address);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`hookline: ${error.message}\n\n${usage(error.command)}`);
+      return 2;
+    }
+    if (io.interrupted.aborted) return 130;
+    io.err(`hookline: ${describeError(error, address)}\n`);
+    return 1;
+  } finally {
+    client?.close();
+  }
+}
+
+function dispatch(ctx: Context, address: string): Promise<void> {
+  const command = ctx.invocation.command ?? "";
+  if (command.startsWith("endpoints ")) return endpointsCommand(ctx);
+  switch (command) {
+    case "emit":
+      return emitCommand(ctx);
+    case "event show":
+      return eventShowCommand(ctx);
+    case "attempts list":
+      return attemptsListCommand(ctx);
+    case "tail":
+      return tailCommand(ctx, address);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}

@@ -1,0 +1,49 @@
+import { type ReconnectInfo, watchAttempts } from "@hookline/client";
+import type { Context } from "./context.js";
+import { describeError, UsageError } from "./errors.js";
+import { ATTEMPT_HEADERS, ATTEMPT_WIDTHS, attemptJson, attemptRow, columnWriter } from "./output.js";
+
+/**
+ * `tail`: follows WatchAttempts until interrupted. JSON lines with --json or when stdout is not a
+ * terminal, aligned columns otherwise. A dropped stream is resumed after the last attempt shown.
+ */
+export async function tailCommand(ctx: Context, address: string): Promise<void> {
+  const { values } = ctx.invocation;
+  const filter = {
+    tenantId: values.tenant ?? "",
+    endpointId: values.endpoint ?? "",
+    eventId: values.event ?? "",
+  };
+  const afterAttemptId = parseCursor(values.after);
+  // One unary call first, so a service that is down (or a bad filter) fails at once with a clear
+  // message instead of turning into reconnect attempts.
+  await ctx.client.log.listAttempts({ ...filter, pageSize: 1 }, ctx.call);
+
+  const json = ctx.json || !ctx.stdoutIsTty;
+  const columns = columnWriter(ATTEMPT_HEADERS, ATTEMPT_WIDTHS, (line) => ctx.out(line));
+  if (!json) columns.header();
+  // One line per change of reason, not one per retry of a long outage.
+  let lastWhy = "";
+  const onReconnect = (info: ReconnectInfo) => {
+    const why = info.error ? describeError(info.error, address) : "the server ended the stream";
+    if (info.retry > 1 && why === lastWhy) return;
+    lastWhy = why;
+    const resume = info.afterAttemptId > 0n ? ` after attempt ${info.afterAttemptId}` : "";
+    ctx.err(`hookline: ${why}; reconnecting${resume} (retrying until interrupted)\n`);
+  };
+  const attempts = watchAttempts(
+    ctx.client,
+    { ...filter, afterAttemptId },
+    { signal: ctx.signal, onReconnect },
+  );
+  for await (const attempt of attempts) {
+    if (json) ctx.out(`${JSON.stringify(attemptJson(attempt))}\n`);
+    else columns.row(attemptRow(attempt));
+  }
+}
+
+function parseCursor(raw: string | undefined): bigint {
+  if (raw === undefined) return 0n;
+  if (!/^\d{1,19}$/.test(raw)) throw new UsageError(`--after must be an attempt id, not "${raw}"`, "tail");
+  return BigInt(raw);
+}

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import net from "node:net";
+import { test } from "node:test";
+import { parseCommandLine } from "./cli.js";
+import { runCli } from "./test-helpers.js";
+
+/** A port that was just free: nothing listens on it. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test("a service that is down gets one clear line and exit status 1", async () => {
+  const port = await closedPort();
+  const address = `127.0.0.1:${port}`;
+  const expected = `hookline: cannot reach Hookline at ${address}: connection refused\n`;
+  for (const args of [
+    ["endpoints", "list", "--tenant", "acme", "--address", address],
+    ["emit", "a.b", "{}", "--tenant", "acme", "--address", address],
+    ["tail", "--json", "--address", address],
+  ]) {
+    const result = await runCli(args);
+    assert.equal(result.stderr, expected, args.join(" "));
+    assert.equal(result.code, 1);
+    assert.equal(result.stdout, "");
+  }
+  const fromEnv = await runCli(["attempts", "list"], { env: { HOOKLINE_ADDRESS: address } });
+  assert.equal(fromEnv.stderr, expected);
+});
+
+test("usage errors print the problem and the usage, with exit status 2", async () => {
+  const cases: [string[], RegExp][] = [
+    [[], /^Usage:/m],
+    [["frobnicate"], /^hookline: unknown command "frobnicate"/],
+    [["endpoints"], /^hookline: "endpoints" needs a subcommand/],
+    [["endpoints", "get", "--tenant", "a"], /^hookline: endpoints get needs <id>/],
+    [["endpoints", "list"], /^hookline: endpoints list needs --tenant/],
+    [["endpoints", "create", "--tenant", "a"], /^hookline: endpoints create needs --url/],
+    [["endpoints", "update", "x", "--tenant", "a"], /^hookline: nothing to update/],
+    [["emit", "a.b", "--tenant", "a"], /^hookline: emit needs the event's data/],
+    [["attempts", "list", "--url", "x"], /^hookline: --url is not an option of attempts list/],
+    [["tail", "--after", "soon"], /^hookline: --after must be an attempt id/],
+    [["attempts", "list", "--limit", "0"], /^hookline: --limit must be a positive integer/],
+    [["attempts", "list", "--bogus"], /^hookline: Unknown option '--bogus'/],
+    [["event", "show", "a", "b", "--tenant", "t"], /^hookline: unexpected argument "b"/],
+    [["attempts", "list", "--transport", "smoke"], /^hookline: --transport must be grpc or connect/],
+  ];
+  for (const [args, message] of cases) {
+    const result = await runCli(args, { env: { HOOKLINE_ADDRESS: "127.0.0.1:1" } });
+    assert.equal(result.code, 2, `hookline ${args.join(" ")}: ${result.stderr}`);
+    assert.match(result.stderr, message, args.join(" "));
+    assert.match(result.stderr, /Usage:\n {2}hookline /, args.join(" "));
+  }
+});
+
+test("--help prints the usage of everything or of one command", async () => {
+  const all = await runCli(["--help"]);
+  assert.equal(all.code, 0);
+  for (const command of ["endpoints create", "emit", "event show", "attempts list", "tail"]) {
+    assert.ok(all.stdout.includes(`hookline ${command} `), command);
+  }
+  const one = await runCli(["tail", "--help"]);
+  assert.equal(one.code, 0);
+  assert.match(one.stdout, /hookline tail +\[--tenant T\]/);
+  assert.doesNotMatch(one.stdout, /endpoints create/);
+  const group = await runCli(["endpoints", "--help"]);
+  assert.equal(group.code, 0);
+  assert.match(group.stdout, /hookline endpoints create .*\n {2}hookline endpoints list /);
+  assert.doesNotMatch(group.stdout, /hookline tail/);
+});
+
+test("options are accepted before, between and after the command words", () => {
+  const parsed = parseCommandLine(["--tenant", "a", "endpoints", "--json", "get", "ep_1"]);
+  assert.equal(parsed.command, "endpoints get");
+  assert.deepEqual(parsed.args, ["ep_1"]);
+  assert.equal(parsed.values.tenant, "a");
+  assert.equal(parsed.values.json, true);
+  const repeated = parseCommandLine(["endpoints", "create", "--event-type", "a", "--event-type", "b"]);
+  assert.deepEqual(repeated.values["event-type"], ["a", "b"]);
+});

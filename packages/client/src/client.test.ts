@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { test } from "node:test";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { EndpointService } from "@hookline/contracts";
+import { createTestBackend, spawnHookline, testBackendKind } from "@hookline/testkit";
+import { createHooklineClient, toBaseUrl } from "./client.js";
+
+test("an address is host:port or an http(s) URL", () => {
+  assert.equal(toBaseUrl("127.0.0.1:50051"), "http://127.0.0.1:50051");
+  assert.equal(toBaseUrl("localhost:1"), "http://localhost:1");
+  assert.equal(toBaseUrl("[::1]:50051"), "http://[::1]:50051");
+  assert.equal(toBaseUrl("https://hookline.example.com/"), "https://hookline.example.com");
+  assert.equal(toBaseUrl("http://10.0.0.1:8080/base/"), "http://10.0.0.1:8080/base");
+  assert.throws(() => toBaseUrl(""), /empty/);
+  assert.throws(() => toBaseUrl("ftp://example.com"), /http or https/);
+  assert.throws(() => toBaseUrl("exa mple:1"), /neither host:port nor/);
+});
+
+test("the token goes out as a bearer authorization header, on both transports", async () => {
+  // A stand-in api that echoes the header back, so the test sees exactly what was sent.
+  const server = http2.createServer(
+    connectNodeAdapter({
+      routes: (router) =>
+        router.service(EndpointService, {
+          getEndpoint: (_req, context) => ({
+            endpoint: { id: "seen", description: context.requestHeader.get("authorization") ?? "" },
+          }),
+        }),
+    }),
+  );
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    for (const transport of ["grpc", "connect"] as const) {
+      const client = createHooklineClient({ address, token: "s3cret", transport });
+      const { endpoint } = await client.endpoints.getEndpoint({ tenantId: "t", id: "x" });
+      assert.equal(endpoint?.description, "Bearer s3cret", transport);
+      client.close();
+    }
+    const anonymous = createHooklineClient({ address });
+    const { endpoint } = await anonymous.endpoints.getEndpoint({ tenantId: "t", id: "x" });
+    assert.equal(endpoint?.description, "");
+    anonymous.close();
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test(`both transports talk to a running Hookline (${testBackendKind()} backend)`, async () => {
+  const backend = await createTestBackend();
+  const service = await spawnHookline("standalone", { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" });
+  try {
+    for (const transport of ["grpc", "connect"] as const) {
+      const client = createHooklineClient({ address: service.address ?? "", transport });
+      try {
+        const tenantId = `t_${transport}`;
+        const { endpoint } = await client.endpoints.createEndpoint({
+          tenantId,
+          url: "https://example.com/h",
+        });
+        assert.match(endpoint?.secret ?? "", /^whsec_/);
+        const got = await client.endpoints.getEndpoint({ tenantId, id: endpoint?.id ?? "" });
+        assert.equal(got.endpoint?.url, "https://example.com/h");
+        const emitted = await client.emit.emit({ tenantId, eventType: "a.b", dataJson: "{}" });
+        assert.deepEqual(emitted.deliveryIds.length, 1);
+      } finally {
+        client.close();
+      }
+    }
+  } finally {
+    await service.stop();
+    await backend.dispose();
+  }
+});

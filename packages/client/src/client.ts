@@ -1,0 +1,67 @@
+import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
+
+export interface HooklineClientOptions {
+  /** `host:port` (plain-text HTTP/2) or an `http://` / `https://` URL. */
+  address: string;
+  /** Sent as `authorization: Bearer <token>` on every call. */
+  token?: string | undefined;
+  /** Wire protocol, both over HTTP/2: gRPC (the default) or Connect. */
+  transport?: "grpc" | "connect" | undefined;
+}
+
+/** Typed clients for Hookline's three services, sharing one HTTP/2 connection. */
+export interface HooklineClient {
+  readonly endpoints: Client<typeof EndpointService>;
+  readonly emit: Client<typeof EmitService>;
+  readonly log: Client<typeof AttemptLogService>;
+  /** The base URL calls go to. */
+  readonly baseUrl: string;
+  /** Closes the HTTP/2 connection and every call still open on it. */
+  close(): void;
+}
+
+/** Connects to a Hookline api (lazily: the first call opens the connection). */
+export function createHooklineClient(options: HooklineClientOptions): HooklineClient {
+  const baseUrl = toBaseUrl(options.address);
+  // One session manager we hold on to, so close() can end the connection: an open HTTP/2 session
+  // otherwise keeps the process (and a test run) alive.
+  const sessionManager = new Http2SessionManager(baseUrl);
+  const interceptors: Interceptor[] = options.token ? [bearer(options.token)] : [];
+  const transport =
+    options.transport === "connect"
+      ? createConnectTransport({ baseUrl, httpVersion: "2", sessionManager, interceptors })
+      : createGrpcTransport({ baseUrl, sessionManager, interceptors });
+  return {
+    endpoints: createClient(EndpointService, transport),
+    emit: createClient(EmitService, transport),
+    log: createClient(AttemptLogService, transport),
+    baseUrl,
+    close: () => sessionManager.abort(),
+  };
+}
+
+/** `host:port` becomes `http://host:port`; URLs pass through without a trailing slash. */
+export function toBaseUrl(address: string): string {
+  const trimmed = address.trim();
+  if (trimmed === "") throw new Error("address is empty");
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new Error(`address "${address}" is neither host:port nor an http(s) URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new Error(`address "${address}" must use http or https`);
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+function bearer(token: string): Interceptor {
+  return (next) => (request) => {
+    request.header.set("authorization", `Bearer ${token}`);
+    return next(request);
+  };
+}
