@@ -54,6 +54,12 @@ export class AttemptFeed {
 
   async subscribe(filter: AttemptFilter, signal: AbortSignal): Promise<FeedSubscription> {
     await this.started;
+    // An idle feed reads nothing, so its position may be old: catch it up, or a new stream that
+    // asked for "only new attempts" would be handed ones recorded while nobody was watching.
+    if (this.subscriptions.size === 0 && !this.reading) {
+      const latest = BigInt(await lastAttemptId(this.db));
+      if (this.subscriptions.size === 0 && !this.reading && latest > this.position) this.position = latest;
+    }
     const subscription = new Subscription(filter, this.options.bufferLimit, signal, () => {
       this.subscriptions.delete(subscription);
       if (this.subscriptions.size === 0) this.stopPolling();

@@ -46,6 +46,7 @@ export async function startApiFromConfig(
       ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
       checkStore: () => storeAnswers(infra.store.db),
       log: (message, fields) => log.error(message, fields),
+      faultExitAfterCommit: config.faultExitAfterCommit,
     },
     { ...config.api, tokens: config.apiTokens },
   );

@@ -21,4 +21,6 @@ export interface ApiDeps {
   /** Whether the store answers now; gRPC health reports NOT_SERVING while it does not. */
   checkStore(): Promise<boolean>;
   log(message: string, fields?: Record<string, unknown>): void;
+  /** TEST-ONLY (HOOKLINE_FAULT_EXIT_AFTER_COMMIT): exit after this many Emit commits, before the queue add. */
+  faultExitAfterCommit?: number;
 }

@@ -1,5 +1,13 @@
 import { loadConfig } from "@hookline/config";
-import { createLogger, createSignal, onShutdownSignal, openInfrastructure, runMain } from "@hookline/runtime";
+import {
+  createLogger,
+  createProcessMetrics,
+  createSignal,
+  onShutdownSignal,
+  openInfrastructure,
+  runMain,
+  serveMetricsIfConfigured,
+} from "@hookline/runtime";
 import { CHANNELS, listen, notify } from "@hookline/store";
 import { startApiFromConfig } from "./compose.js";
 
@@ -28,8 +36,17 @@ await runMain(log, async () => {
       );
     },
   });
-  log.info("api listening", { address: `${server.host}:${server.port}`, queue: infra.queueBackend.kind });
+  const metricsServer = await serveMetricsIfConfigured(
+    config,
+    createProcessMetrics(config, infra.store.db, () => server.openStreams),
+  );
+  log.info("api listening", {
+    address: `${server.host}:${server.port}`,
+    queue: infra.queueBackend.kind,
+    ...(metricsServer && { metrics: metricsServer.port }),
+  });
   onShutdownSignal(async () => {
+    await metricsServer?.close();
     await server.close();
     await attemptSignals.close();
     await infra.close();

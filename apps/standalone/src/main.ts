@@ -12,6 +12,7 @@ await runMain(log, async () => {
     address: service.address,
     store: config.databaseUrl ? "postgresql" : `embedded PGlite in ${config.dataDir}`,
     queue: service.infra.queueBackend.kind,
+    ...(service.metricsPort !== undefined && { metrics: service.metricsPort }),
   });
   onShutdownSignal(() => service.close(), log.info);
 });

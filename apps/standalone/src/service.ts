@@ -1,6 +1,14 @@
 import { type ApiServer, startApiFromConfig } from "@hookline/api";
 import type { HooklineConfig } from "@hookline/config";
-import { createSignal, type Infrastructure, type Logger, openInfrastructure } from "@hookline/runtime";
+import type { HooklineMetrics } from "@hookline/metrics";
+import {
+  createProcessMetrics,
+  createSignal,
+  type Infrastructure,
+  type Logger,
+  openInfrastructure,
+  serveMetricsIfConfigured,
+} from "@hookline/runtime";
 import { type RunningWorker, startWorkerFromConfig } from "@hookline/worker";
 
 /** The api and a worker sharing one process, one store and one queue backend. */
@@ -8,8 +16,11 @@ export interface Service {
   readonly api: ApiServer;
   readonly worker: RunningWorker;
   readonly infra: Infrastructure;
+  readonly metrics: HooklineMetrics;
   /** host:port of the api. */
   readonly address: string;
+  /** The /metrics port, when HOOKLINE_METRICS_ADDR is set. */
+  readonly metricsPort: number | undefined;
   close(): Promise<void>;
 }
 
@@ -20,24 +31,34 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
     // In one process the worker tells the api's streams directly: PGlite has no cross-connection
     // NOTIFY, and in process it is quicker anyway.
     const attempts = createSignal();
-    worker = await startWorkerFromConfig(config, infra, log, { onAttemptsRecorded: () => attempts.notify() });
+    let api: ApiServer | undefined;
+    const metrics = createProcessMetrics(config, infra.store.db, () => api?.openStreams ?? 0);
+    worker = await startWorkerFromConfig(config, infra, log, {
+      onAttemptsRecorded: () => attempts.notify(),
+      metrics,
+    });
     const running = worker;
-    const api = await startApiFromConfig(config, infra, log, {
+    api = await startApiFromConfig(config, infra, log, {
       attempts,
       onEndpointsChanged: () => {
         running.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message }));
       },
     });
+    const metricsServer = await serveMetricsIfConfigured(config, metrics);
+    const runningApi = api;
     let closed: Promise<void> | undefined;
     return {
-      api,
+      api: runningApi,
       worker: running,
       infra,
-      address: `${api.host}:${api.port}`,
+      metrics,
+      address: `${runningApi.host}:${runningApi.port}`,
+      metricsPort: metricsServer?.port,
       close() {
         // Stop taking calls, then let in-flight attempts finish, then release connections.
         closed ??= (async () => {
-          await api.close();
+          await metricsServer?.close();
+          await runningApi.close();
           await running.close();
           await infra.close();
         })();

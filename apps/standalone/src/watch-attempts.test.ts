@@ -207,3 +207,24 @@ test("hundreds of concurrent streams all see an attempt, and release everything 
     (r) => r.attempts.length === 2,
   );
 });
+
+test("a stream opened with no cursor shows only attempts recorded after it opened", async () => {
+  await svc.endpoints.createEndpoint({ tenantId: "quiet", id: "ep", url: receiver.url });
+  // Recorded while no stream is open: the feed is idle and reads nothing.
+  await emit("quiet", "before");
+  await eventually(
+    () => svc.log.listAttempts({ tenantId: "quiet" }),
+    (r) => r.attempts.length === 1,
+  );
+  const watch = await collect({ tenantId: "quiet" }, (seen) => seen.length === 1);
+  await eventually(
+    async () => svc.service.api.openStreams,
+    (n) => n === 1,
+  );
+  await emit("quiet", "after");
+  await watch.done;
+  assert.deepEqual(
+    watch.seen.map((a) => a.eventId),
+    ["after"],
+  );
+});

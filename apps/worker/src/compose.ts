@@ -1,5 +1,6 @@
 import type { HooklineConfig } from "@hookline/config";
 import { createAddressPolicy, createHttpClient } from "@hookline/delivery";
+import type { HooklineMetrics } from "@hookline/metrics";
 import type { Infrastructure, Logger } from "@hookline/runtime";
 import { type RunningWorker, startWorker } from "./worker.js";
 
@@ -8,7 +9,7 @@ export async function startWorkerFromConfig(
   config: HooklineConfig,
   infra: Infrastructure,
   log: Logger,
-  hooks: { onAttemptsRecorded?: () => void } = {},
+  hooks: { onAttemptsRecorded?: () => void; metrics?: HooklineMetrics } = {},
 ): Promise<RunningWorker> {
   const http = createHttpClient({
     timeoutMs: config.delivery.timeoutMs,

@@ -1,5 +1,12 @@
 import { loadConfig } from "@hookline/config";
-import { createLogger, onShutdownSignal, openInfrastructure, runMain } from "@hookline/runtime";
+import {
+  createLogger,
+  createProcessMetrics,
+  onShutdownSignal,
+  openInfrastructure,
+  runMain,
+  serveMetricsIfConfigured,
+} from "@hookline/runtime";
 import { CHANNELS, listen } from "@hookline/store";
 import { startWorkerFromConfig } from "./compose.js";
 import { type ReadinessChecks, startHealthServer, workerReadiness } from "./health-server.js";
@@ -17,7 +24,9 @@ await runMain(log, async () => {
     config.workerHealth && (await startHealthServer({ ...config.workerHealth, readiness: () => readiness }));
   if (health) log.info("worker health listening", { address: `${health.host}:${health.port}` });
   const infra = await openInfrastructure(config, log);
-  const worker = await startWorkerFromConfig(config, infra, log);
+  const metrics = createProcessMetrics(config, infra.store.db);
+  const metricsServer = await serveMetricsIfConfigured(config, metrics);
+  const worker = await startWorkerFromConfig(config, infra, log, { metrics });
   const endpointSignals = await listen(
     infra.store.pgConfig,
     CHANNELS.endpoints,
@@ -28,9 +37,11 @@ await runMain(log, async () => {
   log.info("worker ready", {
     queue: infra.queueBackend.kind,
     ...(health && { health: `${health.host}:${health.port}` }),
+    ...(metricsServer && { metrics: metricsServer.port }),
   });
   onShutdownSignal(async () => {
     await health?.close();
+    await metricsServer?.close();
     await endpointSignals.close();
     await worker.close();
     await infra.close();

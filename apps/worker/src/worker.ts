@@ -1,5 +1,6 @@
 import { Batcher } from "@hookline/batching";
 import type { HttpClient, RetryPolicy } from "@hookline/delivery";
+import { type HooklineMetrics, statusClassOf } from "@hookline/metrics";
 import type { QueueBackend } from "@hookline/queue";
 import { DeliveryConsumer, type DeliveryProducer, queueNameFor } from "@hookline/queue";
 import {
@@ -33,6 +34,7 @@ export interface WorkerDeps {
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** Called after each batch of attempts is committed (an in-process api streams them). */
   onAttemptsRecorded?: () => void;
+  metrics?: HooklineMetrics;
 }
 
 /** A running worker: consumes delivery queues, sweeps stranded deliveries, and stops cleanly. */
@@ -59,6 +61,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const recorder = new Batcher<AttemptResult, string | undefined>(async (results) => {
     const ids = await recordAttempts(deps.db, results, new Date(now()));
     deps.onAttemptsRecorded?.();
+    if (deps.metrics) countRecorded(deps.metrics, results, ids);
     return ids;
   });
   const consumer = new DeliveryConsumer(
@@ -142,4 +145,17 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       return closed;
     },
   };
+}
+
+function countRecorded(
+  metrics: HooklineMetrics,
+  results: AttemptResult[],
+  ids: (string | undefined)[],
+): void {
+  for (const [i, result] of results.entries()) {
+    if (ids[i] === undefined) continue;
+    metrics.attempts.inc({ status_class: statusClassOf(result.responseStatus) });
+    metrics.attemptDuration.observe(result.durationMs / 1000);
+    if (result.deliveryStatus !== "pending") metrics.deliveries.inc({ outcome: result.deliveryStatus });
+  }
 }

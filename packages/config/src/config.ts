@@ -14,6 +14,8 @@ export interface HooklineConfig {
   apiTokens: { token: string; tenantId?: string }[];
   /** HOOKLINE_INSECURE_NO_AUTH=1: serve a non-loopback address without tokens, knowingly. */
   insecureNoAuth: boolean;
+  /** Where this process serves Prometheus /metrics; undefined (the default) serves none. */
+  metrics: { host: string; port: number } | undefined;
   /** Where a worker process answers /healthz and /readyz; undefined (the default) serves none. */
   workerHealth: { host: string; port: number } | undefined;
   queue: {
@@ -45,6 +47,12 @@ export interface HooklineConfig {
   /** How often the api re-reads new attempts even without a signal (a dropped LISTEN connection). */
   watchPollIntervalMs: number;
   sweeper: { intervalMs: number; graceMs: number };
+  /**
+   * TEST-ONLY fault injection (HOOKLINE_FAULT_EXIT_AFTER_COMMIT=N): the api process exits with 137
+   * right after the Nth Emit commits, before the queue add, forcing the window the sweeper heals.
+   * 0 (the default) is off; never set it in production.
+   */
+  faultExitAfterCommit: number;
   /** Auto-disable and retention, run by the workers. */
   maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number };
 }
@@ -128,6 +136,7 @@ export function loadConfig(env: Env): HooklineConfig {
     apiTokens,
     insecureNoAuth,
     workerHealth,
+    metrics: read("HOOKLINE_METRICS_ADDR", "", (text) => (text === "" ? undefined : parseAddress(text))),
     queue: {
       prefix,
       endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "2", int(1, 1000)),
@@ -150,6 +159,7 @@ export function loadConfig(env: Env): HooklineConfig {
     maxDataBytes: read("HOOKLINE_MAX_EVENT_BYTES", "262144", int(1, 16 * 1024 * 1024)),
     watchBufferLimit: read("HOOKLINE_WATCH_BUFFER", "10000", int(1, 1_000_000)),
     watchPollIntervalMs: read("HOOKLINE_WATCH_POLL_INTERVAL", "1s", duration),
+    faultExitAfterCommit: read("HOOKLINE_FAULT_EXIT_AFTER_COMMIT", "0", int(0, 1_000_000)),
     maintenance: {
       intervalMs: read("HOOKLINE_MAINTENANCE_INTERVAL", "1m", duration),
       disableAfterMs: read("HOOKLINE_DISABLE_AFTER", "5d", duration),

@@ -1,5 +1,6 @@
 export { type Infrastructure, openInfrastructure } from "./infrastructure.js";
 export { createLogger, type Logger } from "./logger.js";
 export { runMain } from "./main-guard.js";
+export { createProcessMetrics, serveMetricsIfConfigured } from "./process-metrics.js";
 export { createSignal, type Signal } from "./signal.js";
 export { onShutdownSignal } from "./signals.js";

@@ -251,3 +251,26 @@ export async function getDelivery(
   if (!row) throw new NotFoundError(`delivery "${id}"`);
   return toDelivery(row);
 }
+
+/** Pending deliveries per endpoint, with the oldest due time: the metrics' backlog. */
+export async function pendingByEndpoint(
+  db: Kysely<Database>,
+): Promise<{ tenantId: string; endpointId: string; pending: number; oldestDue: Date | null }[]> {
+  const rows = await db
+    .selectFrom("deliveries")
+    .select((eb) => [
+      "tenant_id",
+      "endpoint_id",
+      eb.fn.countAll<string>().as("pending"),
+      eb.fn.min("next_attempt_at").as("oldest_due"),
+    ])
+    .where("status", "=", "pending")
+    .groupBy(["tenant_id", "endpoint_id"])
+    .execute();
+  return rows.map((row) => ({
+    tenantId: row.tenant_id,
+    endpointId: row.endpoint_id,
+    pending: Number(row.pending),
+    oldestDue: row.oldest_due,
+  }));
+}

@@ -20,6 +20,7 @@ export {
   listEndpointsToServe,
   loadDeliveryWork,
   type OverdueDelivery,
+  pendingByEndpoint,
   type ReopenTarget,
   reopenDeliveries,
 } from "./deliveries.js";

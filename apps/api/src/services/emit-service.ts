@@ -7,6 +7,7 @@ import type { ApiDeps } from "../deps.js";
 import { jsonText, optionalId, requireEventType, requireId } from "../validate.js";
 
 export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
+  let commits = 0;
   return {
     async emit(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
@@ -14,6 +15,8 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
       const eventType = requireEventType("event_type", req.eventType);
       const dataJson = jsonText("data_json", req.dataJson, deps.maxDataBytes);
       const result = await emitEvent(deps.db, { tenantId, id: eventId, eventType, dataJson }, deps.now());
+      // TEST-ONLY fault injection: die inside the commit-to-queue window (the fault tests use it).
+      if (deps.faultExitAfterCommit && ++commits >= deps.faultExitAfterCommit) process.exit(137);
       // After the commit: the store is the truth, the queue a pointer into it. Should this add fail
       // or the process die here, the sweeper finds the pending deliveries and enqueues them.
       // Duplicates are enqueued again too: job ids make that harmless, and it heals a lost add.

@@ -1,0 +1,92 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/** Where an attempt's result falls, as a low-cardinality label. */
+export type StatusClass = "2xx" | "3xx" | "4xx" | "5xx" | "no_response";
+
+export function statusClassOf(status: number): StatusClass {
+  if (status >= 200 && status < 300) return "2xx";
+  if (status >= 300 && status < 400) return "3xx";
+  if (status >= 400 && status < 500) return "4xx";
+  if (status >= 500 && status < 600) return "5xx";
+  return "no_response";
+}
+
+/** A queue's backlog, read from the store when Prometheus scrapes. */
+export interface QueueBacklog {
+  queue: string;
+  pending: number;
+  oldestPendingAgeSeconds: number;
+}
+
+/** Hookline's Prometheus metrics for one process; every process builds its own registry. */
+export class HooklineMetrics {
+  readonly registry = new Registry();
+  readonly deliveries = new Counter({
+    name: "hookline_deliveries_total",
+    help: "Deliveries that reached a final status, by outcome.",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly attempts = new Counter({
+    name: "hookline_attempts_total",
+    help: "Attempts recorded, by response status class.",
+    labelNames: ["status_class"] as const,
+    registers: [this.registry],
+  });
+  readonly attemptDuration = new Histogram({
+    name: "hookline_attempt_duration_seconds",
+    help: "How long attempts took, from the first byte sent to the capped body read.",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly sweeperReenqueued = new Counter({
+    name: "hookline_sweeper_reenqueued_total",
+    help: "Pending deliveries the sweeper found without a queue job and enqueued again.",
+    registers: [this.registry],
+  });
+
+  constructor(options: { backlog?: () => Promise<QueueBacklog[]>; openStreams?: () => number } = {}) {
+    collectDefaultMetrics({ register: this.registry, prefix: "hookline_" });
+    const { backlog, openStreams } = options;
+    if (backlog) {
+      // Both gauges come from one store query per scrape.
+      let latest: Promise<QueueBacklog[]> | undefined;
+      const read = () => {
+        latest ??= backlog().finally(() => {
+          latest = undefined;
+        });
+        return latest;
+      };
+      new Gauge({
+        name: "hookline_queue_depth",
+        help: "Pending deliveries per queue (endpoint or lane).",
+        labelNames: ["queue"] as const,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const row of await read()) this.set({ queue: row.queue }, row.pending);
+        },
+      });
+      new Gauge({
+        name: "hookline_oldest_pending_age_seconds",
+        help: "Age of the oldest pending delivery per queue, from its due time.",
+        labelNames: ["queue"] as const,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const row of await read()) this.set({ queue: row.queue }, row.oldestPendingAgeSeconds);
+        },
+      });
+    }
+    if (openStreams) {
+      new Gauge({
+        name: "hookline_watch_streams_open",
+        help: "WatchAttempts streams open on this api process.",
+        registers: [this.registry],
+        collect() {
+          this.set(openStreams());
+        },
+      });
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import type { HooklineConfig } from "@hookline/config";
+import { HooklineMetrics, serveMetrics } from "@hookline/metrics";
+import { queueNameFor } from "@hookline/queue";
+import { type Database, pendingByEndpoint } from "@hookline/store";
+import type { Kysely } from "kysely";
+
+/** This process's metrics: the backlog per queue read from the store, and open streams if it serves any. */
+export function createProcessMetrics(
+  config: HooklineConfig,
+  db: Kysely<Database>,
+  openStreams?: () => number,
+): HooklineMetrics {
+  return new HooklineMetrics({
+    backlog: async () => {
+      const now = Date.now();
+      const byQueue = new Map<string, { pending: number; oldestDue: number }>();
+      for (const row of await pendingByEndpoint(db)) {
+        const queue = queueNameFor(row.tenantId, row.endpointId, config.queue.lanes);
+        const entry = byQueue.get(queue) ?? { pending: 0, oldestDue: Number.POSITIVE_INFINITY };
+        entry.pending += row.pending;
+        entry.oldestDue = Math.min(entry.oldestDue, row.oldestDue?.getTime() ?? now);
+        byQueue.set(queue, entry);
+      }
+      return [...byQueue].map(([queue, entry]) => ({
+        queue,
+        pending: entry.pending,
+        oldestPendingAgeSeconds: Math.max(0, (now - entry.oldestDue) / 1000),
+      }));
+    },
+    ...(openStreams && { openStreams }),
+  });
+}
+
+/** Serves /metrics when HOOKLINE_METRICS_ADDR is set; returns how to stop it. */
+export async function serveMetricsIfConfigured(
+  config: HooklineConfig,
+  metrics: HooklineMetrics,
+): Promise<{ port: number; close(): Promise<void> } | undefined> {
+  return config.metrics ? serveMetrics(metrics.registry, config.metrics) : undefined;
+}
