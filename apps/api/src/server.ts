@@ -31,6 +31,8 @@ export async function serve(options: ServeOptions): Promise<ListeningServer> {
     routes: options.routes,
     interceptors: options.interceptors,
     readMaxBytes: options.readMaxBytes,
+    // Proto3 JSON's default: a misspelt field or enum name is an error, not silently dropped.
+    jsonOptions: { ignoreUnknownFields: false },
   });
   const h2 = http2.createServer(handler);
   const h1 = http.createServer(handler);

@@ -1,0 +1,399 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { startTestService, type TestService } from "./test-helpers.js";
+
+// Raw requests over Connect's JSON (and binary) protocol, the way a buggy or hostile client sends
+// them: the types are wrong, bytes are not UTF-8, fields are huge, enums unknown, tokens nonsense.
+const TOKEN = "bad-input-token-0123456789";
+let svc: TestService;
+before(async () => {
+  svc = await startTestService({
+    HOOKLINE_API_TOKENS: `tenant:acme:${TOKEN}`,
+    HOOKLINE_MAX_EVENT_BYTES: "65536",
+  });
+});
+after(() => svc.close());
+
+type Row = {
+  name: string;
+  path: string;
+  body: string | Uint8Array;
+  code: string;
+  /** What the message must mention (the field or the limit). */
+  names?: RegExp;
+  auth?: string | null;
+  contentType?: string;
+};
+
+const E = "/hookline.v1.EndpointService/";
+const M = "/hookline.v1.EmitService/";
+const L = "/hookline.v1.AttemptLogService/";
+const j = (value: unknown) => JSON.stringify(value);
+// A protobuf message whose field 1 (tenant_id) holds bytes that are not UTF-8.
+const badUtf8 = new Uint8Array([0x0a, 0x02, 0xff, 0xfe]);
+
+const TABLE: Row[] = [
+  {
+    name: "tenant id as a number",
+    path: `${E}ListEndpoints`,
+    body: j({ tenantId: 5 }),
+    code: "invalid_argument",
+  },
+  {
+    name: "page size as text",
+    path: `${E}ListEndpoints`,
+    body: j({ tenantId: "acme", pageSize: "ten" }),
+    code: "invalid_argument",
+  },
+  {
+    name: "event types as a string",
+    path: `${E}CreateEndpoint`,
+    body: j({ tenantId: "acme", url: "https://a.test", eventTypes: "x" }),
+    code: "invalid_argument",
+  },
+  {
+    name: "status as an unknown name",
+    path: `${E}UpdateEndpoint`,
+    body: j({ tenantId: "acme", id: "kept", status: "BOGUS" }),
+    code: "invalid_argument",
+  },
+  {
+    name: "status as an unknown number",
+    path: `${E}UpdateEndpoint`,
+    body: j({ tenantId: "acme", id: "kept", status: 42 }),
+    code: "invalid_argument",
+    names: /status/,
+  },
+  {
+    name: "delivery status unknown",
+    path: `${L}ListDeliveries`,
+    body: j({ status: 17 }),
+    code: "invalid_argument",
+    names: /status/,
+  },
+  {
+    name: "data_json as an object",
+    path: `${M}Emit`,
+    body: j({ tenantId: "acme", eventType: "x", dataJson: { a: 1 } }),
+    code: "invalid_argument",
+  },
+  { name: "body is not JSON", path: `${M}Emit`, body: "{tenantId:", code: "invalid_argument" },
+  { name: "body is a JSON array", path: `${M}Emit`, body: "[]", code: "invalid_argument" },
+  {
+    name: "unknown field",
+    path: `${M}Emit`,
+    body: j({ tenantId: "acme", eventType: "x", dataJson: "1", admin: true }),
+    code: "invalid_argument",
+  },
+  // JSON text is decoded the WHATWG way: a stray byte becomes U+FFFD, here an unknown tenant.
+  {
+    name: "invalid UTF-8 in a JSON body",
+    path: `${E}ListEndpoints`,
+    body: new Uint8Array([
+      0x7b, 0x22, 0x74, 0x65, 0x6e, 0x61, 0x6e, 0x74, 0x49, 0x64, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d,
+    ]),
+    code: "permission_denied",
+  },
+  // A protobuf string that is not UTF-8 cannot be decoded: INTERNAL, as grpc-go answers it too.
+  {
+    name: "invalid UTF-8 in a protobuf string",
+    path: `${E}ListEndpoints`,
+    body: badUtf8,
+    code: "internal",
+    names: /utf-8/i,
+    contentType: "application/proto",
+  },
+  {
+    name: "negative page size",
+    path: `${L}ListAttempts`,
+    body: j({ pageSize: -3 }),
+    code: "invalid_argument",
+    names: /page_size/,
+  },
+  {
+    name: "page size beyond int32",
+    path: `${L}ListAttempts`,
+    body: j({ pageSize: 3_000_000_000 }),
+    code: "invalid_argument",
+  },
+  {
+    name: "negative resume cursor",
+    path: `${L}WatchAttempts`,
+    body: j({ afterAttemptId: "-5" }),
+    code: "invalid_argument",
+    names: /after_attempt_id/,
+    contentType: "application/connect+json",
+  },
+  {
+    name: "huge description",
+    path: `${E}CreateEndpoint`,
+    body: j({ tenantId: "acme", url: "https://a.test", description: "d".repeat(5000) }),
+    code: "invalid_argument",
+    names: /description/,
+  },
+  {
+    name: "huge url",
+    path: `${E}CreateEndpoint`,
+    body: j({ tenantId: "acme", url: `https://a.test/${"p".repeat(3000)}` }),
+    code: "invalid_argument",
+    names: /url/,
+  },
+  {
+    name: "too many event types",
+    path: `${E}CreateEndpoint`,
+    body: j({
+      tenantId: "acme",
+      url: "https://a.test",
+      eventTypes: Array.from({ length: 101 }, (_, i) => `t${i}`),
+    }),
+    code: "invalid_argument",
+    names: /event_types/,
+  },
+  {
+    name: "data_json over the limit",
+    path: `${M}Emit`,
+    body: j({ tenantId: "acme", eventType: "x", dataJson: `"${"x".repeat(70_000)}"` }),
+    code: "invalid_argument",
+    names: /data_json/,
+  },
+  {
+    name: "message over the transport limit",
+    path: `${M}Emit`,
+    body: j({ tenantId: "acme", eventType: "x", dataJson: `"${"x".repeat(200_000)}"` }),
+    code: "resource_exhausted",
+  },
+  {
+    name: "literal private url",
+    path: `${E}CreateEndpoint`,
+    body: j({ tenantId: "acme", url: "http://10.0.0.1/" }),
+    code: "invalid_argument",
+    names: /url/,
+  },
+  {
+    name: "decimal private url",
+    path: `${E}CreateEndpoint`,
+    body: j({ tenantId: "acme", url: "http://167772161/" }),
+    code: "invalid_argument",
+    names: /url/,
+  },
+  {
+    name: "metadata address url",
+    path: `${E}CreateEndpoint`,
+    body: j({ tenantId: "acme", url: "http://169.254.169.254/latest" }),
+    code: "invalid_argument",
+    names: /url/,
+  },
+  {
+    name: "javascript url",
+    path: `${E}CreateEndpoint`,
+    body: j({ tenantId: "acme", url: "javascript:alert(1)" }),
+    code: "invalid_argument",
+    names: /url/,
+  },
+  {
+    name: "rotation with a negative grace",
+    path: `${E}RotateEndpointSecret`,
+    body: j({ tenantId: "acme", id: "kept", gracePeriod: "-5s" }),
+    code: "invalid_argument",
+  },
+  {
+    name: "rotation with a 90-day grace",
+    path: `${E}RotateEndpointSecret`,
+    body: j({ tenantId: "acme", id: "kept", gracePeriod: `${90 * 86400}s` }),
+    code: "invalid_argument",
+    names: /grace_period/,
+  },
+  {
+    name: "rotation to a bad secret",
+    path: `${E}RotateEndpointSecret`,
+    body: j({ tenantId: "acme", id: "kept", secret: "whsec_short" }),
+    code: "invalid_argument",
+    names: /secret/,
+  },
+  {
+    name: "recovery with no since",
+    path: `${E}RecoverEndpoint`,
+    body: j({ tenantId: "acme", id: "kept" }),
+    code: "invalid_argument",
+    names: /since/,
+  },
+  {
+    name: "recovery with a malformed since",
+    path: `${E}RecoverEndpoint`,
+    body: j({ tenantId: "acme", id: "kept", since: "yesterday" }),
+    code: "invalid_argument",
+  },
+  {
+    name: "retry of an unknown delivery",
+    path: `${L}RetryDelivery`,
+    body: j({ tenantId: "acme", deliveryId: "dl_nope" }),
+    code: "not_found",
+  },
+  {
+    name: "retry without a delivery id",
+    path: `${L}RetryDelivery`,
+    body: j({ tenantId: "acme" }),
+    code: "invalid_argument",
+    names: /delivery_id/,
+  },
+  {
+    name: "another tenant's data",
+    path: `${E}ListEndpoints`,
+    body: j({ tenantId: "globex" }),
+    code: "permission_denied",
+  },
+  {
+    name: "another tenant's stream",
+    path: `${L}WatchAttempts`,
+    body: j({ tenantId: "globex" }),
+    code: "permission_denied",
+    contentType: "application/connect+json",
+  },
+  { name: "no token", path: `${E}ListEndpoints`, body: j({}), code: "unauthenticated", auth: null },
+  {
+    name: "Basic credentials",
+    path: `${E}ListEndpoints`,
+    body: j({}),
+    code: "unauthenticated",
+    auth: "Basic YWRtaW46YWRtaW4=",
+  },
+  {
+    name: "Bearer with no token",
+    path: `${E}ListEndpoints`,
+    body: j({}),
+    code: "unauthenticated",
+    auth: "Bearer",
+  },
+  {
+    name: "two tokens",
+    path: `${E}ListEndpoints`,
+    body: j({}),
+    code: "unauthenticated",
+    auth: `Bearer ${TOKEN} ${TOKEN}`,
+  },
+  {
+    name: "a token one character off",
+    path: `${E}ListEndpoints`,
+    body: j({}),
+    code: "unauthenticated",
+    auth: `Bearer ${TOKEN.slice(0, -1)}x`,
+  },
+  {
+    name: "a 10 KB token",
+    path: `${E}ListEndpoints`,
+    body: j({}),
+    code: "unauthenticated",
+    auth: `Bearer ${"t".repeat(10_000)}`,
+  },
+  {
+    name: "an injection as token",
+    path: `${E}ListEndpoints`,
+    body: j({}),
+    code: "unauthenticated",
+    auth: "Bearer ' OR '1'='1",
+  },
+];
+
+/** Sends a unary Connect call (or a server stream's request) and returns its error code or "ok". */
+async function call(row: Row): Promise<{ code: string; message: string }> {
+  const contentType = row.contentType ?? "application/json";
+  const headers: Record<string, string> = { "content-type": contentType };
+  if (row.auth !== null) headers.authorization = row.auth ?? `Bearer ${TOKEN}`;
+  let body: string | Uint8Array = row.body;
+  if (contentType === "application/connect+json") {
+    const json = Buffer.from(typeof body === "string" ? body : Buffer.from(body));
+    const frame = Buffer.alloc(5 + json.length);
+    frame.writeUInt32BE(json.length, 1);
+    json.copy(frame, 5);
+    body = frame;
+  }
+  const response = await fetch(`http://${svc.service.address}${row.path}`, { method: "POST", headers, body });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  if (contentType === "application/connect+json") {
+    // The end-of-stream frame (flag 2) carries the error, if any.
+    let offset = 0;
+    while (offset + 5 <= bytes.length) {
+      const flags = bytes[offset] ?? 0;
+      const length = bytes.readUInt32BE(offset + 1);
+      const payload = bytes.subarray(offset + 5, offset + 5 + length).toString();
+      if (flags & 2) {
+        const end = JSON.parse(payload) as { error?: { code: string; message: string } };
+        return end.error ?? { code: "ok", message: "" };
+      }
+      offset += 5 + length;
+    }
+    return { code: "ok", message: "" };
+  }
+  if (response.ok) return { code: "ok", message: "" };
+  const error = JSON.parse(bytes.toString()) as { code: string; message: string };
+  return { code: error.code, message: error.message ?? "" };
+}
+
+test(`a table of ${TABLE.length} malformed requests gets the right codes, and nothing is half-written`, async (t) => {
+  const created = await call({
+    name: "",
+    path: `${E}CreateEndpoint`,
+    body: j({ tenantId: "acme", id: "kept", url: "https://kept.test/" }),
+    code: "ok",
+  });
+  assert.equal(created.code, "ok");
+  for (const row of TABLE) {
+    await t.test(row.name, async () => {
+      const result = await call(row);
+      assert.equal(result.code, row.code, `${row.name}: ${result.message}`);
+      if (row.names) assert.match(result.message, row.names);
+      assert.doesNotMatch(result.message, /select |insert |update |at .*\.js|node_modules/i, "no internals");
+      assert.ok(!result.message.includes(TOKEN), "tokens are never echoed");
+    });
+  }
+  // Nothing half-written: the one endpoint created above is all there is; no event was recorded.
+  const { endpoints } = await svc.endpoints.listEndpoints(
+    { tenantId: "acme" },
+    { headers: { authorization: `Bearer ${TOKEN}` } },
+  );
+  assert.deepEqual(
+    endpoints.map((e) => e.id),
+    ["kept"],
+  );
+  const { deliveries } = await svc.log.listDeliveries({}, { headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.deepEqual(deliveries, []);
+});
+
+test("injection-looking text in every text field is stored and returned verbatim, never interpreted", async () => {
+  const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
+  const nasty = [
+    "'; DROP TABLE hookline.endpoints; --",
+    "{{7*7}}",
+    "<script>alert(1)</script>",
+    "../../etc/passwd",
+    "${jndi:ldap://x/a}",
+    "%00%0d%0a",
+  ];
+  for (const [i, text] of nasty.entries()) {
+    const { endpoint } = await svc.endpoints.createEndpoint(
+      {
+        tenantId: "acme",
+        id: `x${i}${text.replace(/[^\x21-\x7e]/g, "")}`,
+        url: `https://a.test/${encodeURIComponent(text)}`,
+        description: text,
+        eventTypes: [text.replace(/\s/g, "_")],
+      },
+      auth,
+    );
+    assert.equal(endpoint?.description, text);
+    const emitted = await svc.emit.emit(
+      {
+        tenantId: "acme",
+        eventId: `e${i}${text.replace(/\s/g, "_")}`,
+        eventType: text.replace(/\s/g, "_"),
+        dataJson: JSON.stringify({ text }),
+      },
+      auth,
+    );
+    const { event } = await svc.emit.getEvent({ tenantId: "acme", eventId: emitted.eventId }, auth);
+    assert.equal(JSON.parse(event?.dataJson ?? "{}").text, text);
+  }
+  // The service still serves normally, and the tables are intact.
+  const { endpoints } = await svc.endpoints.listEndpoints({ tenantId: "acme", pageSize: 100 }, auth);
+  assert.equal(endpoints.length, 1 + nasty.length);
+});
