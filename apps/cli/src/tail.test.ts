@@ -10,6 +10,8 @@ let env: Record<string, string>;
 before(async () => {
   hookline = await startHookline();
   env = { HOOKLINE_ADDRESS: hookline.address };
+  // --after 0 means "only new attempts": seed one so each test's "just before my first" is an id.
+  await tenantWithFirstAttempt("seed");
 });
 after(() => hookline?.close());
 

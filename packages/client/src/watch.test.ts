@@ -35,6 +35,9 @@ before(async () => {
   });
   address = service.address ?? "";
   direct = createHooklineClient({ address });
+  // after_attempt_id 0 means "only new attempts": seed one attempt so that every test's
+  // "after the attempt before my first" cursor is a real id (1 or more), not 0.
+  await tenantWithFirstAttempt("seed");
 });
 
 after(async () => {
