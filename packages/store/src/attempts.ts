@@ -70,7 +70,10 @@ export async function recordAttempts(
         select d.tenant_id, d.id, d.event_id, d.endpoint_id, i.attempt_number, i.started_at,
                i.duration_ms, i.response_status, i.response_body, i.error, i.delivery_status, i.trigger
         from input i join hookline.deliveries d on d.id = i.delivery_id
-        where d.status = 'pending' and d.attempt_count = i.attempt_number - 1
+        -- Naming the ids keeps the plan on the primary key; with stale statistics the planner
+        -- otherwise walked the whole pending index (the backlog) for every batch.
+        where d.id = any(${column((r) => r.deliveryId)}::text[])
+          and d.status = 'pending' and d.attempt_count = i.attempt_number - 1
         order by i.ord
         on conflict (delivery_id, attempt_number) do nothing
         returning delivery_id, attempt_number, id

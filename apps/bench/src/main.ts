@@ -1,0 +1,149 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { type BackendResult, runBackend } from "./backend-run.js";
+import { measureCeiling } from "./ceiling.js";
+import { stopAll, stopChildrenOnExit, withDeadline } from "./children.js";
+import { DATA_JSON } from "./emit-load.js";
+import {
+  type BackendKind,
+  type BenchOptions,
+  PRODUCT_DEFAULT_CONCURRENCY,
+  parseOptions,
+  USAGE,
+  UsageRequested,
+} from "./options.js";
+import { profilesUnder, summarizeProfile } from "./profile-summary.js";
+import { serversProblem } from "./reachable.js";
+import { startReceiverProcess } from "./receiver.js";
+import { cpuTable, emitLine, loadText, machineText, resultsTable } from "./report.js";
+import { BENCH_ENV } from "./run-support.js";
+
+// `pnpm bench`: the plain POST ceiling, then Hookline end to end on each backend, against one
+// receiver in its own process. Every child process is stopped however this ends.
+
+const out = (text = "") => process.stdout.write(`${text}\n`);
+const progress = (text: string) => process.stderr.write(`${text}\n`);
+
+async function main(options: BenchOptions): Promise<number> {
+  const concurrencyText =
+    options.concurrency === undefined
+      ? `${PRODUCT_DEFAULT_CONCURRENCY} (default)`
+      : String(options.concurrency);
+  out(machineText());
+  out(`before: ${loadText()}`);
+  out(
+    `settings: ${options.events} events x ${options.endpoints} endpoints, ~${DATA_JSON.length} B data_json, ` +
+      `${options.emitConcurrency} Emit RPCs in flight`,
+  );
+  const hooklineEnv = [
+    `HOOKLINE_ENDPOINT_CONCURRENCY=${concurrencyText}`,
+    ...Object.entries(BENCH_ENV).map(([name, value]) => `${name}=${value} (the receiver is local)`),
+    ...Object.entries(options.env).map(([name, value]) => `${name}=${value}`),
+  ];
+  out(`hookline processes: ${hooklineEnv.join(", ")}; everything else at the product defaults`);
+
+  const oldProfiles = new Set(
+    options.profileDir && existsSync(options.profileDir) ? profilesUnder(options.profileDir) : [],
+  );
+  // Checked first, so a missing server is reported before minutes of other runs.
+  const skipped: string[] = [];
+  const backends: BackendKind[] = [];
+  for (const kind of options.backends) {
+    const problem = kind === "servers" ? await serversProblem() : undefined;
+    if (!problem) backends.push(kind);
+    else {
+      skipped.push(
+        "servers backend skipped: it needs a local PostgreSQL (user postgres, may create databases) " +
+          `and Redis. ${problem}`,
+      );
+      progress(skipped.at(-1) ?? "");
+    }
+  }
+  if (backends.length === 0) return 2;
+
+  const receiver = await startReceiverProcess();
+  // The ceiling POSTs a body the size of the webhook envelope Hookline sends.
+  const body = JSON.stringify({
+    type: "invoice.paid",
+    timestamp: new Date().toISOString(),
+    data: JSON.parse(DATA_JSON),
+  });
+  progress(`plain POST loop: ${options.ceilingRequests} requests of ${body.length} B to ${receiver.url}`);
+  const ceiling = await withDeadline(
+    measureCeiling(receiver, body, { requests: options.ceilingRequests }),
+    options.runTimeoutMs,
+    `the plain POST loop took more than ${options.runTimeoutMs / 1000} s`,
+  );
+
+  const runs: BackendResult[] = [];
+  for (const kind of backends) {
+    progress(`${kind}:`);
+    const run = runBackend(kind, options, receiver);
+    try {
+      runs.push(
+        await withDeadline(
+          run,
+          options.runTimeoutMs,
+          `the ${kind} run took more than ${options.runTimeoutMs / 1000} s; stopped it`,
+        ),
+      );
+    } catch (error) {
+      const seen = await withDeadline(receiver.count(), 2_000, "").catch(() => undefined);
+      // Stop the processes so the run unwinds and drops its database, then give up.
+      await stopAll(5_000);
+      await withDeadline(run, 30_000, "").catch(() => {});
+      throw new Error(`${(error as Error).message}${seen ? `; ${progressText(seen)}` : ""}`);
+    }
+  }
+
+  out();
+  out(resultsTable(ceiling, runs, concurrencyText));
+  out();
+  for (const run of runs) {
+    out(emitLine(run, options.events));
+    if (run.serverWork) out(run.serverWork);
+  }
+  const cpu = cpuTable(runs);
+  if (cpu) {
+    out();
+    out("CPU during the measured window (100% = one core; * = every process of that name on the machine):");
+    out(cpu);
+  }
+  out(`\nafter: ${loadText()}`);
+  for (const line of skipped) out(`\n${line}`);
+
+  await stopAll();
+  if (options.profileDir) {
+    for (const path of profilesUnder(options.profileDir).filter((p) => !oldProfiles.has(p))) {
+      out(`\n${summarizeProfile(path)}`);
+    }
+  }
+  return runs.length === 0 ? 2 : 0;
+}
+
+function progressText({ count, firstAt, lastAt }: { count: number; firstAt: number; lastAt: number }) {
+  const rate =
+    count > 1
+      ? ` (${Math.round((count - 1) / ((lastAt - firstAt) / 1000))}/s between the first and the last)`
+      : "";
+  return `by then the receiver had counted ${count} requests of the measured run${rate}`;
+}
+
+let options: BenchOptions;
+try {
+  options = parseOptions(process.argv.slice(2));
+  if (options.profileDir) options.profileDir = resolve(options.profileDir);
+} catch (error) {
+  const help = error instanceof UsageRequested;
+  process.stderr.write(`${help ? "" : `${(error as Error).message}\n`}${USAGE}\n`);
+  process.exit(help ? 0 : 2);
+}
+stopChildrenOnExit();
+main(options).then(
+  (code) => process.exit(code),
+  async (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    await stopAll(5_000);
+    process.exit(1);
+  },
+);

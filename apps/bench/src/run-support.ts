@@ -1,0 +1,78 @@
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { HooklineApp } from "@hookline/testkit";
+import type { BackendKind, BenchOptions } from "./options.js";
+import { serverAddresses } from "./reachable.js";
+import type { ReceiverHandle } from "./receiver.js";
+import { postgresCounters, redisCounters } from "./server-stats.js";
+
+// The pieces of a backend run that are not the run itself: environments, progress, counters.
+
+/** Writes a progress line to stderr. */
+export const log = (message: string) => process.stderr.write(`  ${message}\n`);
+
+/** What the bench must change from the product defaults: the receiver is on loopback, which deliveries refuse by default. */
+export const BENCH_ENV = { HOOKLINE_ALLOWED_CIDRS: "127.0.0.1/32" };
+
+// Every Hookline variable the bench does not set is blanked, so the product defaults apply
+// whatever the calling shell exports.
+export function processEnv(
+  backendEnv: Record<string, string>,
+  options: BenchOptions,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of Object.keys(process.env)) {
+    if (name.startsWith("HOOKLINE_") || ["DATABASE_URL", "REDIS_URL", "BULLMQ_PREFIX"].includes(name)) {
+      env[name] = "";
+    }
+  }
+  Object.assign(env, backendEnv, { HOOKLINE_API_ADDR: "127.0.0.1:0", NODE_OPTIONS: "" }, BENCH_ENV);
+  if (options.concurrency !== undefined) env.HOOKLINE_ENDPOINT_CONCURRENCY = String(options.concurrency);
+  return Object.assign(env, options.env);
+}
+
+const PRELOAD = fileURLToPath(new URL("./cpu-profile-preload.js", import.meta.url));
+
+export function profileEnv(
+  dir: string | undefined,
+  kind: BackendKind,
+  app: HooklineApp,
+): Record<string, string> {
+  if (!dir) return {};
+  return { NODE_OPTIONS: `--import ${PRELOAD}`, BENCH_CPU_PROFILE_DIR: join(dir, `${kind}-${app}`) };
+}
+
+/** Logs every 10 s how many requests the receiver has seen, and the rate over those 10 s. */
+export function progressTicker(receiver: ReceiverHandle, expected: number) {
+  const started = performance.now();
+  let previous = 0;
+  const timer = setInterval(() => {
+    receiver.count().then(
+      ({ count }) => {
+        log(`${count}/${expected} requests received (${Math.round((count - previous) / 10)}/s over 10 s)`);
+        previous = count;
+      },
+      () => {},
+    );
+  }, 10_000);
+  timer.unref();
+  return {
+    elapsedSeconds: () => (performance.now() - started) / 1000,
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** PostgreSQL counters of the run's database and Redis command counters, before and after. */
+export function serverCounters(databaseUrl: string) {
+  const { redis } = serverAddresses();
+  const counters = {
+    postgres: () => postgresCounters(databaseUrl),
+    redis: () => redisCounters(redis.host, redis.port),
+    async sample() {
+      // Let the pooled backends flush the warm-up's statistics (at most once a second while busy).
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      return { postgres: await counters.postgres(), redis: await counters.redis() };
+    },
+  };
+  return counters;
+}
