@@ -1,0 +1,66 @@
+import { test } from "node:test";
+import { kind, type OwnServers, servers, startOwnServers } from "./backend.js";
+import { ENDPOINTS, killAt, runCluster } from "./cluster.js";
+import { assertLedgerHolds } from "./run.js";
+import { trace, until } from "./stream.js";
+
+const KILLS = servers ? 4 : 3;
+
+test(`SIGKILL a worker repeatedly mid-request, restarting it each time (${kind})`, async () => {
+  const own: OwnServers | undefined = servers ? await startOwnServers() : undefined;
+  // The embedded process is slower: a gentler stream, so kills strand only the attempts in flight
+  // rather than a backlog that holds every slot.
+  const events = servers ? 500 : 250;
+  try {
+    const { verdict } = await runCluster({
+      scenario: `1. ${servers ? "worker" : "standalone"} SIGKILL + restart`,
+      own,
+      events,
+      perSecond: servers ? 30 : 6,
+      // A little latency keeps requests in flight, so every kill lands mid-request.
+      behaviour: () => ({ kind: "answer", status: 200, delayMs: 2 + Math.floor(Math.random() * 10) }),
+      async inject(run) {
+        // The kills come early, so BullMQ's stalled-job recovery (lock 60 s, check every 30 s)
+        // runs once for all of them rather than once after each.
+        for (let k = 1; k <= KILLS; k++) {
+          const target = k * events * (servers ? 0.1 : 0.06);
+          await until(`${target} acked events`, () => run.stream.acked.size >= target, 60_000);
+          // Mid-request, but caught up: the dead worker's jobs hold their slots until BullMQ finds
+          // them stalled (lock 60 s, then a check every 30 s), so a kill amid a backlog, with every
+          // slot taken, stops the endpoints that long. Then no later kill can be mid-request: stop.
+          const caughtUp = () => {
+            const requested = new Set(run.receiver.receipts.map((r) => r.key)).size;
+            return run.receiver.inFlight() > 0 && run.stream.acked.size * ENDPOINTS - requested <= 4;
+          };
+          const waited = await until(
+            "a request in flight, no backlog",
+            caughtUp,
+            k === 1 ? 30_000 : 15_000,
+          ).then(
+            () => true,
+            (error: unknown) => {
+              if (k === 1) throw error;
+              return false;
+            },
+          );
+          if (!waited) {
+            trace(`no request in flight after kill ${k - 1}: every slot is held by stalled jobs`);
+            break;
+          }
+          const victim = run.workers.pop();
+          if (!victim) throw new Error("no worker to kill");
+          // No Emit while it is down, so the new worker meets no backlog that fills every slot.
+          const release = run.stream.hold();
+          // Embedded, the api dies too: the fault lasts until the process is back.
+          const fault = await killAt(run, victim, servers ? "worker SIGKILL" : "standalone SIGKILL");
+          run.workers.push(await run.startWorker());
+          fault.end = Date.now();
+          release();
+        }
+      },
+    });
+    assertLedgerHolds(verdict);
+  } finally {
+    await own?.dispose();
+  }
+});
