@@ -136,8 +136,24 @@ export class PGliteServer {
       if (this.waiting[i]?.client === client) this.waiting.splice(i, 1);
     }
     if (this.owner === client) {
-      this.waiting.unshift({ client, run: () => this.pglite.exec("ROLLBACK").then(() => {}) });
+      // Through the raw protocol like all other work: pglite.exec() would wait for the lock that
+      // runExclusive already holds, and the session would stay stuck for every other client.
+      const rollback = queryMessage("ROLLBACK");
+      this.waiting.unshift({
+        client,
+        run: () => this.pglite.execProtocolRawStream(rollback, { onRawData: () => {} }),
+      });
       this.pump();
     }
   }
+}
+
+/** A simple-protocol Query message: 'Q', its length, the SQL text and a terminating zero. */
+function queryMessage(text: string): Uint8Array {
+  const body = Buffer.from(`${text}\0`, "utf8");
+  const message = Buffer.alloc(5 + body.length);
+  message.write("Q", 0, "latin1");
+  message.writeInt32BE(4 + body.length, 1);
+  body.copy(message, 5);
+  return message;
 }
