@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -9,72 +8,19 @@ import { loadConfig } from "@hookline/config";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@hookline/contracts";
 import { createLogger, createSignal, type Infrastructure, openInfrastructure } from "@hookline/runtime";
 import { connectStore, type StoreConnection } from "@hookline/store";
-import { createTestBackend, type TestBackend } from "@hookline/testkit";
+import {
+  type CuttableProxy,
+  createTestBackend,
+  startDatabaseProxy,
+  type TestBackend,
+} from "@hookline/testkit";
 import { type ApiServer, startApiFromConfig } from "./compose.js";
 import { PROTO_DIR } from "./test-helpers.js";
-
-type PgConfig = StoreConnection["pgConfig"];
-
-/** A TCP relay between the api and the database that a test can cut and restore. */
-class TcpProxy {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on("close", () => this.sockets.delete(socket));
-        socket.on("error", () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(this.port, "127.0.0.1", () => resolve());
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  /** Refuses new connections and cuts the open ones: the database has gone away. */
-  async close(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    const closed = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    for (const socket of this.sockets) socket.destroy();
-    await closed;
-  }
-}
-
-function targetOf(config: PgConfig): { host: string; port: number } {
-  if (config.connectionString) {
-    const url = new URL(config.connectionString);
-    return { host: url.hostname, port: Number(url.port || 5432) };
-  }
-  return { host: String(config.host ?? "127.0.0.1"), port: Number(config.port ?? 5432) };
-}
-
-function urlThrough(config: PgConfig, port: number): string {
-  const url = new URL(
-    config.connectionString ?? `postgres://${config.user ?? "postgres"}@x/${config.database}`,
-  );
-  url.hostname = "127.0.0.1";
-  url.port = String(port);
-  return url.toString();
-}
 
 describe("grpc.health.v1.Health follows the store", () => {
   let backend: TestBackend;
   let infra: Infrastructure;
-  let proxy: TcpProxy;
+  let proxy: CuttableProxy;
   let store: StoreConnection;
   let api: ApiServer;
   let health: ReturnType<typeof createClient<typeof Health>>;
@@ -86,10 +32,10 @@ describe("grpc.health.v1.Health follows the store", () => {
     const config = loadConfig({ ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" });
     const log = createLogger("health-test", () => {});
     infra = await openInfrastructure(config, log);
-    proxy = new TcpProxy(targetOf(infra.store.pgConfig));
-    await proxy.open();
+    const through = await startDatabaseProxy(infra.store.pgConfig);
+    proxy = through.proxy;
     store = await connectStore(
-      { databaseUrl: urlThrough(infra.store.pgConfig, proxy.port) },
+      { databaseUrl: String(through.config.connectionString) },
       { onError: () => {} },
     );
     api = await startApiFromConfig(config, { ...infra, store }, log, { attempts: createSignal() });
@@ -97,7 +43,7 @@ describe("grpc.health.v1.Health follows the store", () => {
   });
   after(async () => {
     await api?.close();
-    await proxy?.open().catch(() => {});
+    await proxy?.close();
     await store?.close();
     await infra?.close();
     await backend?.dispose();
@@ -180,12 +126,12 @@ describe("grpc.health.v1.Health follows the store", () => {
     };
 
     await seenOnce("SERVING", 1);
-    await proxy.close();
+    proxy.cut();
     await seenOnce("NOT_SERVING", 1);
     await eventually("", Status.NOT_SERVING);
     await eventually("hookline.v1.EndpointService", Status.NOT_SERVING);
 
-    await proxy.open();
+    proxy.restore();
     await seenOnce("SERVING", 2);
     await eventually("", Status.SERVING);
     watching.abort();

@@ -8,12 +8,13 @@ import {
   type HooklineProcess,
   type Receiver,
   spawnHookline,
+  startCuttableProxy,
   startReceiver,
   type TestBackend,
   testBackendKind,
 } from "@hookline/testkit";
 import { createHooklineClient, type HooklineClient } from "./client.js";
-import { allAttemptIds, startProxy } from "./test-helpers.js";
+import { allAttemptIds } from "./test-helpers.js";
 import { type ReconnectInfo, watchAttempts } from "./watch.js";
 
 const kind = testBackendKind();
@@ -96,7 +97,7 @@ function follow(client: HooklineClient, tenantId: string, afterAttemptId: bigint
 test(`a watch resumes after a cut connection with no gap and no duplicate (${kind})`, async () => {
   const tenantId = "cut";
   const first = await tenantWithFirstAttempt(tenantId);
-  const proxy = await startProxy(address);
+  const proxy = await startCuttableProxy(address);
   const viaProxy = createHooklineClient({ address: proxy.address });
   const watch = follow(viaProxy, tenantId, first - 1n);
   try {

@@ -21,6 +21,11 @@ export interface QueueBackend {
   readonly factory: BackendFactory<IQueueBackend, unknown> | undefined;
   /** Options for a producer Queue (shares one connection across all queues). */
   queueConnection(): { connection: unknown; prefix?: string };
+  /**
+   * Counts the shared connection's (re)connections. A Redis without persistence may come back
+   * empty, without the per-queue settings; producers re-apply them when this changes.
+   */
+  connectionGeneration(): number;
   /** Options for a Worker (its own blocking connection). */
   workerConnection(): { connection: unknown; prefix?: string; drainDelay?: number };
   close(): Promise<void>;
@@ -38,9 +43,14 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     await probeRedis(options.redis);
     const shared = new Redis(redisOptions);
     shared.on("error", () => {}); // reconnects by itself; callers see failures on their commands
+    let generation = 0;
+    shared.on("ready", () => {
+      generation += 1;
+    });
     return {
       kind: "redis",
       factory: undefined,
+      connectionGeneration: () => generation,
       queueConnection: () => ({ connection: shared, prefix: options.prefix }),
       workerConnection: () => ({ connection: redisOptions as ConnectionOptions, prefix: options.prefix }),
       close: async () => {
@@ -58,11 +68,16 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
   }
   // Producers share one small pool; each Worker gets its own pool and LISTEN client from BullMQ.
   const sharedPool = new pg.Pool({ ...pgConfig, max: 4, options: `-c search_path=${PG_SCHEMA}` });
+  // Errors surface on the calls that use the pool; a client dropped while checked out must not
+  // throw an unhandled 'error' (pg-pool only listens on idle ones).
   sharedPool.on("error", () => {});
+  sharedPool.on("connect", (client) => client.on("error", () => {}));
   const workerConfig: PostgresConnectionOptions = { ...(pgConfig as object), schema: PG_SCHEMA, max: 2 };
   return {
     kind: "postgres",
     factory: createPostgresBackend as BackendFactory<IQueueBackend, unknown>,
+    // PostgreSQL keeps the queues' settings across restarts.
+    connectionGeneration: () => 0,
     queueConnection: () => ({ connection: sharedPool }),
     workerConnection: () => ({
       connection: workerConfig,

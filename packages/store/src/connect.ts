@@ -49,6 +49,9 @@ async function open(
 ): Promise<StoreConnection> {
   const pool = new pg.Pool({ ...pgConfig, max: options.poolSize ?? (embedded ? 4 : 10) });
   pool.on("error", (error) => options.onError?.(error));
+  // pg-pool listens for errors only on idle clients; one checked out (mid-transaction) when the
+  // server goes away would otherwise throw an unhandled 'error' and kill the process.
+  pool.on("connect", (client) => client.on("error", (error) => options.onError?.(error)));
   const root = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrate(root as unknown as Kysely<unknown>);
