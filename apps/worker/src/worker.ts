@@ -14,6 +14,7 @@ import {
 } from "@hookline/store";
 import type { Kysely } from "kysely";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
+import { oneAtATime } from "./one-at-a-time.js";
 import { processDelivery } from "./process-delivery.js";
 import { sweepOnce } from "./sweeper.js";
 
@@ -29,6 +30,8 @@ export interface WorkerDeps {
   maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number };
   /** How often to look for endpoints that need a consumer (another process may have added them). */
   discoveryIntervalMs: number;
+  /** Lock lifetime of an in-flight job; a dead worker's jobs run again after about 1.5 times this. */
+  stalledAfterMs?: number;
   now?: () => number;
   random?: () => number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
@@ -84,6 +87,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       ),
     {
       concurrency: deps.endpointConcurrency,
+      stalledAfterMs: deps.stalledAfterMs ?? 15_000,
       onError: (error, queue) => log("queue error", { queue, error: error.message }),
     },
   );
@@ -97,7 +101,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     }
     await consumer.ready();
   };
-  const sweep = async () => {
+  const sweeps = oneAtATime(async () => {
     const count = await sweepOnce({
       db: deps.db,
       producer: deps.producer,
@@ -106,14 +110,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     });
     if (count) log("sweeper re-enqueued stranded deliveries", { count });
     return count;
-  };
+  });
 
-  const maintain = async () => {
+  const maintenance = oneAtATime(async () => {
     const result = await maintainOnce({ db: deps.db, now, ...deps.maintenance });
     for (const endpoint of result?.disabled ?? []) log("endpoint disabled after failing too long", endpoint);
     if (result?.purged) log("retention purged old rows", { rows: result.purged });
     return result;
-  };
+  });
 
   await discover();
   const timers = [
@@ -122,11 +126,11 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       deps.discoveryIntervalMs,
     ),
     setInterval(
-      () => sweep().catch((error: Error) => log("sweep failed", { error: error.message })),
+      () => sweeps.tick()?.catch((error: Error) => log("sweep failed", { error: error.message })),
       deps.sweeper.intervalMs,
     ),
     setInterval(
-      () => maintain().catch((error: Error) => log("maintenance failed", { error: error.message })),
+      () => maintenance.tick()?.catch((error: Error) => log("maintenance failed", { error: error.message })),
       deps.maintenance.intervalMs,
     ),
   ];
@@ -135,8 +139,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   let closed: Promise<void> | undefined;
   return {
     discover,
-    sweep,
-    maintain,
+    sweep: sweeps.run,
+    maintain: maintenance.run,
     close() {
       closed ??= (async () => {
         for (const timer of timers) clearInterval(timer);
