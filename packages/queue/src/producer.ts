@@ -23,6 +23,8 @@ export interface ProducerOptions {
 /** Adds delivery jobs to their endpoint's (or lane's) queue; job ids make adding twice harmless. */
 export class DeliveryProducer {
   private readonly queues = new Map<string, Promise<Queue<DeliveryJobData>>>();
+  /** Per queue: the backend connection generation its concurrency cap was last written in. */
+  private readonly capWritten = new Map<string, number>();
   // Concurrent callers (many Emit calls, many workers' retries) share one addBulk per queue.
   private readonly batcher = new Batcher<readonly EnqueueItem[], void>(async (calls) => {
     await this.addAll(calls.flat());
@@ -54,6 +56,7 @@ export class DeliveryProducer {
     await Promise.all(
       [...byQueue].map(async ([name, list]) => {
         const queue = await this.queue(name);
+        await this.writeCap(name, queue);
         await queue.addBulk(
           list.map((item) => ({
             name: "deliver",
@@ -111,8 +114,19 @@ export class DeliveryProducer {
       this.backend.factory as never,
     );
     queue.on("error", () => {});
-    // The cap lives in the queue itself, so it holds across every worker process.
-    await queue.setGlobalConcurrency(this.options.endpointConcurrency);
+    await this.writeCap(name, queue);
     return queue;
+  }
+
+  /**
+   * The cap lives in the queue itself, so it holds across every worker process. It is written
+   * again before the first add after a reconnect: a Redis that restarted empty has lost it, and
+   * every job reaches the queue through a producer, so the cap is back before its jobs are.
+   */
+  private async writeCap(name: string, queue: Queue<DeliveryJobData>): Promise<void> {
+    const generation = this.backend.connectionGeneration();
+    if (this.capWritten.get(name) === generation) return;
+    await queue.setGlobalConcurrency(this.options.endpointConcurrency);
+    this.capWritten.set(name, generation);
   }
 }
