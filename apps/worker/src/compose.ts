@@ -28,6 +28,7 @@ export async function startWorkerFromConfig(
     sweeper: config.sweeper,
     maintenance: config.maintenance,
     discoveryIntervalMs: config.queue.discoveryIntervalMs,
+    stalledAfterMs: config.queue.stalledAfterMs,
     log: (message, fields) => log.info(message, fields),
     ...hooks,
   });

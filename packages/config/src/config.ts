@@ -28,6 +28,11 @@ export interface HooklineConfig {
     pollIntervalMs: number;
     /** How often workers look for endpoints that need a consumer. */
     discoveryIntervalMs: number;
+    /**
+     * How long a job's lock lives without renewal: after a worker dies, its in-flight attempts are
+     * retried by another worker within about 1.5 times this, and hold their endpoint's slots until then.
+     */
+    stalledAfterMs: number;
   };
   delivery: {
     timeoutMs: number;
@@ -143,6 +148,11 @@ export function loadConfig(env: Env): HooklineConfig {
       lanes: read("HOOKLINE_LANES", "0", int(0, 10_000)),
       pollIntervalMs: read("HOOKLINE_QUEUE_POLL_INTERVAL", "100ms", duration),
       discoveryIntervalMs: read("HOOKLINE_DISCOVERY_INTERVAL", "2s", duration),
+      stalledAfterMs: read("HOOKLINE_STALLED_AFTER", "15s", (text) => {
+        const ms = duration(text);
+        if (ms < 2000) throw new Error("must be at least 2s (live workers renew their locks at half of it)");
+        return ms;
+      }),
     },
     delivery: {
       timeoutMs: read("HOOKLINE_DELIVERY_TIMEOUT_MS", "10000", int(1, 600_000)),

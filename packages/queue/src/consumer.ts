@@ -7,6 +7,11 @@ export type DeliveryProcessor = (job: DeliveryJobData, queueName: string) => Pro
 export interface ConsumerOptions {
   /** In-flight jobs per queue in this process; the queue's global concurrency caps all processes. */
   concurrency: number;
+  /**
+   * Lock lifetime of an in-flight job. A live worker renews it at half this (an attempt may run
+   * longer); a dead one's jobs are found by the others' stalled checks, run at half this too.
+   */
+  stalledAfterMs: number;
   onError?: (error: Error, queueName: string) => void;
 }
 
@@ -32,8 +37,8 @@ export class DeliveryConsumer {
         {
           ...(this.backend.workerConnection() as object),
           concurrency: this.options.concurrency,
-          // An attempt lasts at most the delivery timeout; a lock that outlives it marks a crashed worker.
-          lockDuration: 60_000,
+          lockDuration: this.options.stalledAfterMs,
+          stalledInterval: Math.round(this.options.stalledAfterMs / 2),
           maxStalledCount: 5,
         } as never,
         this.backend.factory as never,
