@@ -49,6 +49,7 @@ test("bad values are reported together, each naming its variable", () => {
         HOOKLINE_RETRY_SCHEDULE: "5 parsecs",
         REDIS_URL: "http://x",
         HOOKLINE_API_ADDR: "nowhere",
+        HOOKLINE_STALLED_AFTER: "500ms",
       }),
     (error: unknown) => {
       assert.ok(error instanceof ConfigError);
@@ -58,6 +59,7 @@ test("bad values are reported together, each naming its variable", () => {
         "HOOKLINE_RETRY_SCHEDULE",
         "REDIS_URL",
         "HOOKLINE_API_ADDR",
+        "HOOKLINE_STALLED_AFTER",
       ]) {
         assert.match(text, new RegExp(name));
       }
