@@ -25,6 +25,10 @@ export const FAST_ENV: Record<string, string> = {
   HOOKLINE_DISCOVERY_INTERVAL: "200ms",
   HOOKLINE_QUEUE_POLL_INTERVAL: "50ms",
   HOOKLINE_DELIVERY_TIMEOUT_MS: "2000",
+  // A killed worker's in-flight attempts run again after about 1.5 times this. Embedded, lock
+  // renewals queue behind other work on PGlite's one session: a short lock there lapses on a
+  // live, busy process and repeats its attempts.
+  HOOKLINE_STALLED_AFTER: servers ? "4s" : "10s",
   HOOKLINE_ALLOWED_CIDRS: "127.0.0.0/8",
 };
 

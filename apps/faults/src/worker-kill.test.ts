@@ -1,10 +1,12 @@
+import assert from "node:assert/strict";
 import { test } from "node:test";
-import { kind, type OwnServers, servers, startOwnServers } from "./backend.js";
+import { FAST_ENV, kind, type OwnServers, servers, startOwnServers } from "./backend.js";
 import { ENDPOINTS, killAt, runCluster } from "./cluster.js";
 import { assertLedgerHolds } from "./run.js";
 import { trace, until } from "./stream.js";
 
 const KILLS = servers ? 4 : 3;
+const STALLED_AFTER_MS = Number.parseInt(FAST_ENV.HOOKLINE_STALLED_AFTER ?? "", 10) * 1000;
 
 test(`SIGKILL a worker repeatedly mid-request, restarting it each time (${kind})`, async () => {
   const own: OwnServers | undefined = servers ? await startOwnServers() : undefined;
@@ -20,14 +22,13 @@ test(`SIGKILL a worker repeatedly mid-request, restarting it each time (${kind})
       // A little latency keeps requests in flight, so every kill lands mid-request.
       behaviour: () => ({ kind: "answer", status: 200, delayMs: 2 + Math.floor(Math.random() * 10) }),
       async inject(run) {
-        // The kills come early, so BullMQ's stalled-job recovery (lock 60 s, check every 30 s)
-        // runs once for all of them rather than once after each.
         for (let k = 1; k <= KILLS; k++) {
           const target = k * events * (servers ? 0.1 : 0.06);
           await until(`${target} acked events`, () => run.stream.acked.size >= target, 60_000);
           // Mid-request, but caught up: the dead worker's jobs hold their slots until BullMQ finds
-          // them stalled (lock 60 s, then a check every 30 s), so a kill amid a backlog, with every
-          // slot taken, stops the endpoints that long. Then no later kill can be mid-request: stop.
+          // them stalled (HOOKLINE_STALLED_AFTER, then a check at half that), so a kill amid a
+          // backlog, with every slot taken, stops the endpoints that long. Then no later kill can
+          // be mid-request: stop.
           const caughtUp = () => {
             const requested = new Set(run.receiver.receipts.map((r) => r.key)).size;
             return run.receiver.inFlight() > 0 && run.stream.acked.size * ENDPOINTS - requested <= 4;
@@ -60,6 +61,12 @@ test(`SIGKILL a worker repeatedly mid-request, restarting it each time (${kind})
       },
     });
     assertLedgerHolds(verdict);
+    // The dead worker's attempts run again once their locks lapse, not a minute later.
+    const bound = 3 * STALLED_AFTER_MS + 5000;
+    assert.ok(
+      verdict.maxRecoverMs < bound,
+      `every delivery went out within ${bound} ms of the restart (took ${verdict.maxRecoverMs} ms)`,
+    );
   } finally {
     await own?.dispose();
   }
