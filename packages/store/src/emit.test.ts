@@ -5,6 +5,7 @@ import {
   createEndpoint,
   deliveryIdFor,
   emitEvent,
+  emitEvents,
   getEvent,
   listDeliveries,
   updateEndpoint,
@@ -130,4 +131,54 @@ test("a failed emit leaves nothing half-written", async () => {
   );
   await assert.rejects(getEvent(store.db, "t-fail", "e"), /not found/);
   await sql`drop trigger refuse on hookline.deliveries`.execute(store.db);
+});
+
+test("many events in one call: each its own deliveries, a repeated id a duplicate, answers in order", async () => {
+  await endpoint("t-batch-a", "one");
+  await endpoint("t-batch-a", "typed", ["only.this"]);
+  await endpoint("t-batch-b", "two");
+  await emitEvent(store.db, { tenantId: "t-batch-a", id: "old", eventType: "x", dataJson: "0" }, now);
+  const results = await emitEvents(
+    store.db,
+    [
+      { tenantId: "t-batch-a", id: "n1", eventType: "only.this", dataJson: "1" },
+      { tenantId: "t-batch-b", id: "n1", eventType: "x", dataJson: "2" },
+      { tenantId: "t-batch-a", id: "old", eventType: "x", dataJson: "3" },
+      { tenantId: "t-batch-a", id: "n1", eventType: "x", dataJson: "4" },
+      { tenantId: "t-batch-none", id: "n1", eventType: "x", dataJson: "5" },
+    ],
+    now,
+  );
+  assert.deepEqual(
+    results.map((r) => [r.eventId, r.duplicate, r.deliveries.map((d) => d.id)]),
+    [
+      ["n1", false, ["one", "typed"].map((ep) => deliveryIdFor("t-batch-a", "n1", ep))],
+      ["n1", false, [deliveryIdFor("t-batch-b", "n1", "two")]],
+      ["old", true, [deliveryIdFor("t-batch-a", "old", "one")]],
+      ["n1", true, ["one", "typed"].map((ep) => deliveryIdFor("t-batch-a", "n1", ep))],
+      ["n1", false, []],
+    ],
+  );
+  // The first mention won: its data is what was stored.
+  assert.equal((await getEvent(store.db, "t-batch-a", "n1")).event.dataJson, "1");
+  assert.equal((await getEvent(store.db, "t-batch-a", "old")).event.dataJson, "0");
+  assert.deepEqual(
+    (await getEvent(store.db, "t-batch-b", "n1")).deliveries.map((d) => [d.endpointId, d.status]),
+    [["two", "pending"]],
+  );
+});
+
+test("a fan-out to thousands of endpoints is one event with all its deliveries", async () => {
+  const count = 3000;
+  await sql`
+    insert into hookline.endpoints (tenant_id, id, url, description, event_types, secret, status, created_at, updated_at)
+    select 't-wide', 'ep' || n, 'https://example.test/' || n, '', '{}', 'whsec_x', 'enabled', now(), now()
+      from generate_series(1, ${count}) as n`.execute(store.db);
+  const result = await emitEvent(
+    store.db,
+    { tenantId: "t-wide", id: "big", eventType: "x", dataJson: "{}" },
+    now,
+  );
+  assert.equal(result.deliveries.length, count);
+  assert.equal(new Set(result.deliveries.map((d) => d.id)).size, count);
 });

@@ -24,6 +24,7 @@ export {
   type ReopenTarget,
   reopenDeliveries,
 } from "./deliveries.js";
+export { type EmitResult, emitEvent, emitEvents, type NewEvent, type QueuedDelivery } from "./emit.js";
 export {
   createEndpoint,
   deleteEndpoint,
@@ -41,14 +42,7 @@ export {
   NotFoundError,
   StoreUnavailableError,
 } from "./errors.js";
-export {
-  type EmitResult,
-  type EventRecord,
-  emitEvent,
-  getEvent,
-  type NewEvent,
-  type QueuedDelivery,
-} from "./events.js";
+export { type EventRecord, getEvent } from "./events.js";
 export { deliveryIdFor, newId } from "./ids.js";
 export { LOCK_KEYS, withTryLock } from "./locks.js";
 export { disableFailingEndpoints, purgeOlderThan } from "./maintenance.js";

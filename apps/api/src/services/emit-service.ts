@@ -1,20 +1,22 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EmitService } from "@hookline/contracts";
-import { emitEvent, getEvent, newId } from "@hookline/store";
+import { getEvent, newId } from "@hookline/store";
 import { tenantFor } from "../auth.js";
 import { deliveryMessage, eventMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
+import { createEmitBatcher } from "../emit-batcher.js";
 import { jsonText, optionalId, requireEventType, requireId } from "../validate.js";
 
 export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
   let commits = 0;
+  const emitEvent = createEmitBatcher(deps.db, deps.now);
   return {
     async emit(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const eventId = optionalId("event_id", req.eventId) || newId("evt");
       const eventType = requireEventType("event_type", req.eventType);
       const dataJson = jsonText("data_json", req.dataJson, deps.maxDataBytes);
-      const result = await emitEvent(deps.db, { tenantId, id: eventId, eventType, dataJson }, deps.now());
+      const result = await emitEvent({ tenantId, id: eventId, eventType, dataJson });
       // TEST-ONLY fault injection: die inside the commit-to-queue window (the fault tests use it).
       if (deps.faultExitAfterCommit && ++commits >= deps.faultExitAfterCommit) process.exit(137);
       // After the commit: the store is the truth, the queue a pointer into it. Should this add fail
