@@ -64,16 +64,20 @@ export async function recordAttempts(
         ) with ordinality as i(delivery_id, attempt_number, started_at, duration_ms, response_status,
                                response_body, error, delivery_status, next_attempt_at, trigger, ord)
       ),
+      -- Materialised on its own, this lookup can only take the primary key. Joined with the
+      -- status filter below, the planner (with stale statistics) walked the partial pending index,
+      -- the whole backlog, for every batch.
+      target as materialized (
+        select id, tenant_id, event_id, endpoint_id, status, attempt_count
+        from hookline.deliveries where id = any(${column((r) => r.deliveryId)}::text[])
+      ),
       inserted as (
         insert into hookline.attempts (tenant_id, delivery_id, event_id, endpoint_id, attempt_number, started_at,
                               duration_ms, response_status, response_body, error, delivery_status, trigger)
         select d.tenant_id, d.id, d.event_id, d.endpoint_id, i.attempt_number, i.started_at,
                i.duration_ms, i.response_status, i.response_body, i.error, i.delivery_status, i.trigger
-        from input i join hookline.deliveries d on d.id = i.delivery_id
-        -- Naming the ids keeps the plan on the primary key; with stale statistics the planner
-        -- otherwise walked the whole pending index (the backlog) for every batch.
-        where d.id = any(${column((r) => r.deliveryId)}::text[])
-          and d.status = 'pending' and d.attempt_count = i.attempt_number - 1
+        from input i join target d on d.id = i.delivery_id
+        where d.status = 'pending' and d.attempt_count = i.attempt_number - 1
         order by i.ord
         on conflict (delivery_id, attempt_number) do nothing
         returning delivery_id, attempt_number, id
