@@ -3,6 +3,7 @@ import { after, before, test } from "node:test";
 import { DeliveryStatus, EndpointStatus } from "@hookline/contracts";
 import { emitEvent, recordAttempts } from "@hookline/store";
 import { eventually, type Receiver, startReceiver } from "@hookline/testkit";
+import { sql } from "kysely";
 import { finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
 
 let svc: TestService;
@@ -93,5 +94,35 @@ test("retention purges events, deliveries and attempts older than the window, an
   assert.deepEqual(
     attempts.map((a) => a.eventId),
     ["recent"],
+  );
+});
+
+test("embedded, maintenance vacuums: rows rewritten on every attempt do not grow the store for ever", async () => {
+  const { db, embedded } = svc.service.infra.store;
+  const result = await svc.service.worker.maintain();
+  // PostgreSQL vacuums itself (autovacuum); only embedded PGlite needs it done.
+  assert.equal(result?.vacuumed, embedded);
+  if (!embedded) return;
+  await sql`create table hookline.churn as select n as id, 0 as v from generate_series(1, 5000) as n`.execute(
+    db,
+  );
+  const size = async () =>
+    Number(
+      (await sql<{ size: string }>`select pg_relation_size('hookline.churn') as size`.execute(db)).rows[0]
+        ?.size,
+    );
+  const rewriteEveryRow = async (times: number) => {
+    for (let i = 0; i < times; i++) await sql`update hookline.churn set v = v + 1`.execute(db);
+  };
+  const created = await size();
+  await rewriteEveryRow(3);
+  const unvacuumedGrowth = (await size()) - created;
+  await svc.service.worker.maintain();
+  const before = await size();
+  await rewriteEveryRow(3);
+  // Without the vacuum the three rewrites would have added as much again; with it they reuse space.
+  assert.ok(
+    (await size()) - before < unvacuumedGrowth / 4,
+    `the table grew from ${before} to ${await size()} bytes (three rewrites unvacuumed took ${unvacuumedGrowth})`,
   );
 });

@@ -26,7 +26,7 @@ export async function startWorkerFromConfig(
     lanes: config.queue.lanes,
     endpointConcurrency: config.queue.endpointConcurrency,
     sweeper: config.sweeper,
-    maintenance: config.maintenance,
+    maintenance: { ...config.maintenance, vacuum: infra.store.embedded },
     discoveryIntervalMs: config.queue.discoveryIntervalMs,
     stalledAfterMs: config.queue.stalledAfterMs,
     log: (message, fields) => log.info(message, fields),

@@ -3,6 +3,7 @@ import {
   disableFailingEndpoints,
   LOCK_KEYS,
   purgeOlderThan,
+  vacuumAnalyze,
   withTryLock,
 } from "@hookline/store";
 import type { Kysely } from "kysely";
@@ -14,11 +15,14 @@ export interface MaintenanceDeps {
   disableAfterMs: number;
   /** Events, deliveries and attempts older than this are purged. */
   retentionMs: number;
+  /** Embedded PGlite has no autovacuum, so maintenance vacuums and analyzes it. */
+  vacuum?: boolean;
 }
 
 export interface MaintenanceResult {
   disabled: { tenantId: string; endpointId: string }[];
   purged: number;
+  vacuumed: boolean;
 }
 
 /** Auto-disable and retention, run by one worker process at a time. */
@@ -32,7 +36,8 @@ export async function maintainOnce(deps: MaintenanceDeps): Promise<MaintenanceRe
       new Date(now),
     );
     const purged = await purgeOlderThan(deps.db, new Date(now - deps.retentionMs));
-    return { disabled, purged };
+    if (deps.vacuum) await vacuumAnalyze(deps.db);
+    return { disabled, purged, vacuumed: deps.vacuum === true };
   });
 }
 

@@ -27,7 +27,7 @@ export interface WorkerDeps {
   lanes: number;
   endpointConcurrency: number;
   sweeper: { intervalMs: number; graceMs: number };
-  maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number };
+  maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number; vacuum?: boolean };
   /** How often to look for endpoints that need a consumer (another process may have added them). */
   discoveryIntervalMs: number;
   /** Lock lifetime of an in-flight job; a dead worker's jobs run again after about 1.5 times this. */

@@ -45,7 +45,7 @@ export {
 export { type EventRecord, getEvent } from "./events.js";
 export { deliveryIdFor, newId } from "./ids.js";
 export { LOCK_KEYS, withTryLock } from "./locks.js";
-export { disableFailingEndpoints, purgeOlderThan } from "./maintenance.js";
+export { disableFailingEndpoints, purgeOlderThan, vacuumAnalyze } from "./maintenance.js";
 export { CHANNELS, type Listener, listen, notify } from "./notifications.js";
 export { InvalidPageTokenError } from "./page-token.js";
 export type { AttemptTriggerValue, Database, DeliveryStatusValue, EndpointStatusValue } from "./schema.js";

@@ -51,3 +51,13 @@ export async function purgeOlderThan(db: Kysely<Database>, cutoff: Date, batchSi
   }
   return total;
 }
+
+/**
+ * VACUUM (ANALYZE) of the whole database. Embedded PGlite runs no autovacuum: without this, rows
+ * updated on every attempt (deliveries, BullMQ's jobs) leave dead versions that grow the data
+ * directory for ever, and stale statistics lead the planner to walk whole indexes. Pages that
+ * have not changed since the last run are skipped, so a run on a quiet store is cheap.
+ */
+export async function vacuumAnalyze(db: Kysely<Database>): Promise<void> {
+  await sql`vacuum (analyze)`.execute(db);
+}
