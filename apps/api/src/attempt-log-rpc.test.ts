@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type AttemptResult, recordAttempts } from "@hookline/store";
+import { readTestSettings } from "@hookline/testkit";
 import { type Rpc, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 type Listed = { id: string }[];
 
@@ -13,7 +16,7 @@ describe("AttemptLogService over gRPC", () => {
   // Two endpoints, three events: six deliveries. Attempts are written by the worker; without one
   // running, they are recorded through the store function the worker uses.
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi(settings);
     for (const id of ["ep-a", "ep-b"]) {
       await api.call("CreateEndpoint", { tenant_id: tenant, id, url: `https://${id}.test/` });
     }

@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { readTestSettings } from "@hookline/testkit";
 import { assertNoInternals, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
   let api: TestApi;
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi(settings);
   });
   after(() => api?.close());
 

@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { connectStore, createEndpoint, getEvent, type StoreConnection } from "@hookline/store";
-import { createTestBackend, type TestBackend } from "@hookline/testkit";
+import { createTestBackend, readTestSettings, type TestBackend } from "@hookline/testkit";
 import { sql } from "kysely";
 import { createEmitBatcher } from "./emit-batcher.js";
+
+const settings = readTestSettings(process.env);
 
 let backend: TestBackend;
 let store: StoreConnection;
 before(async () => {
-  backend = await createTestBackend();
+  backend = await createTestBackend(settings);
   store = await connectStore(backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : { dataDir: null });
   await createEndpoint(
     store.db,

@@ -1,12 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { status } from "@grpc/grpc-js";
+import { readTestSettings } from "@hookline/testkit";
 import { expectStatus, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 describe("EmitService over gRPC", () => {
   let api: TestApi;
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi(settings);
   });
   after(() => api?.close());
 

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { status } from "@grpc/grpc-js";
+import { readTestSettings } from "@hookline/testkit";
 import { expectStatus, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 // The test backend allows 127.0.0.0/8 (HOOKLINE_ALLOWED_CIDRS), as a local deployment would;
 // every other non-public address stays blocked.
@@ -9,7 +12,7 @@ const T = uniqueTenant("urlpolicy");
 let api: TestApi;
 
 before(async () => {
-  api = await startTestApi();
+  api = await startTestApi(settings);
   await api.call("CreateEndpoint", { tenant_id: T, id: "existing", url: "https://example.com/hooks" });
 });
 after(() => api.close());

@@ -8,7 +8,10 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import type * as grpc from "@grpc/grpc-js";
 import { status } from "@grpc/grpc-js";
 import { BadRequestSchema, EmitService, EndpointService } from "@hookline/contracts";
+import { readTestSettings } from "@hookline/testkit";
 import { expectStatus, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 /** The BadRequest details inside a grpc-status-details-bin value (a google.rpc.Status). */
 function badRequestsIn(statusBytes: Uint8Array) {
@@ -30,7 +33,7 @@ function badRequestsIn(statusBytes: Uint8Array) {
 describe("validation errors carry a google.rpc.BadRequest detail", () => {
   let api: TestApi;
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi(settings);
   });
   after(() => api?.close());
 

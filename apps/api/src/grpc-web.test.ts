@@ -3,12 +3,15 @@ import { after, before, describe, test } from "node:test";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-node";
 import { EmitService, EndpointService, Health, HealthCheckResponse_ServingStatus } from "@hookline/contracts";
+import { readTestSettings } from "@hookline/testkit";
 import { startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 describe("gRPC-Web on the gRPC port", () => {
   let api: TestApi;
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi(settings);
   });
   after(() => api?.close());
 

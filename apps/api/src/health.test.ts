@@ -11,11 +11,14 @@ import { connectStore, type StoreConnection } from "@hookline/store";
 import {
   type CuttableProxy,
   createTestBackend,
+  readTestSettings,
   startDatabaseProxy,
   type TestBackend,
 } from "@hookline/testkit";
 import { type ApiServer, startApiFromConfig } from "./compose.js";
 import { PROTO_DIR } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 describe("grpc.health.v1.Health follows the store", () => {
   let backend: TestBackend;
@@ -28,7 +31,7 @@ describe("grpc.health.v1.Health follows the store", () => {
   // The api reaches the store only through the proxy; on the embedded backend the proxy sits in
   // front of the loopback port that serves the in-process PGlite.
   before(async () => {
-    backend = await createTestBackend();
+    backend = await createTestBackend(settings);
     const config = loadConfig({ ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" });
     const log = createLogger("health-test", () => {});
     infra = await openInfrastructure(config, log);

@@ -6,7 +6,10 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { readTestSettings } from "@hookline/testkit";
 import { PROTO_DIR, startTestApi, type TestApi } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 const run = promisify(execFile);
 // Debian's grpcio lives in the system interpreter; a python3 earlier on PATH may lack it.
@@ -45,7 +48,7 @@ describe("a Python grpcio client checks the api's health", () => {
   before(async () => {
     stubs = await mkdtemp(join(tmpdir(), "hookline-py-health-"));
     await generateHealthStubs(stubs);
-    api = await startTestApi();
+    api = await startTestApi(settings);
   });
   after(async () => {
     await api?.close();

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { readTestSettings } from "@hookline/testkit";
 import {
   assertNoInternals,
   PROTO_DIR,
@@ -14,6 +15,8 @@ import {
   type TestApi,
   uniqueTenant,
 } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 const run = promisify(execFile);
 // Debian's grpcio lives in the system interpreter; a python3 earlier on PATH may lack it.
@@ -65,7 +68,7 @@ describe("a Python grpcio client generated from proto/", () => {
   before(async () => {
     stubs = await mkdtemp(join(tmpdir(), "hookline-py-"));
     await generateStubs(stubs);
-    api = await startTestApi();
+    api = await startTestApi(settings);
   });
   after(async () => {
     await api?.close();

@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { readTestSettings } from "@hookline/testkit";
 import { PROTO_DIR, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 // What a reflection response looks like through @grpc/proto-loader (keepCase, oneofs).
 interface ReflectionResponse {
@@ -86,7 +89,7 @@ for (const version of ["v1", "v1alpha"] as const) {
     let api: TestApi;
     let client: ReflectionStub;
     before(async () => {
-      api = await startTestApi();
+      api = await startTestApi(settings);
       client = reflectionClient(api.address, version);
     });
     after(async () => {

@@ -4,7 +4,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { loadConfig } from "@hookline/config";
 import { createLogger, createSignal, type Infrastructure, openInfrastructure } from "@hookline/runtime";
-import { createTestBackend, type TestBackend } from "@hookline/testkit";
+import { createTestBackend, type TestBackend, type TestSettings } from "@hookline/testkit";
 import { startApiFromConfig } from "./compose.js";
 import type { ListeningServer } from "./server.js";
 
@@ -101,8 +101,8 @@ export interface TestApi {
 }
 
 /** Starts infrastructure and the api on 127.0.0.1 (a free port) on this run's backend. */
-export async function startTestApi(): Promise<TestApi> {
-  const backend = await createTestBackend();
+export async function startTestApi(settings: TestSettings): Promise<TestApi> {
+  const backend = await createTestBackend(settings);
   const config = loadConfig({ ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" });
   const logLines: string[] = [];
   const log = createLogger("api-test", (line) => logLines.push(line));

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { status } from "@grpc/grpc-js";
+import { readTestSettings } from "@hookline/testkit";
 import { expectStatus, type Rpc, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 const T = uniqueTenant("valid");
 const LONG = "x".repeat(257);
@@ -141,7 +144,7 @@ describe("every bad request is refused with its code and a message naming the fi
   let endpointsBefore: unknown;
   let deliveriesBefore: unknown;
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi(settings);
     await api.call("CreateEndpoint", {
       tenant_id: T,
       id: "taken",

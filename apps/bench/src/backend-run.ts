@@ -4,7 +4,13 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
-import { createTestBackend, type HooklineApp, type HooklineProcess, spawnHookline } from "@hookline/testkit";
+import {
+  createTestBackend,
+  type HooklineApp,
+  type HooklineProcess,
+  spawnHookline,
+  type TestSettings,
+} from "@hookline/testkit";
 import { track } from "./children.js";
 import { type CpuTargets, cpuBetween, sampleCpu } from "./cpu.js";
 import { emitEvents } from "./emit-load.js";
@@ -40,11 +46,12 @@ const WARMUP_EVENTS = 100;
  * events to options.endpoints endpoints on the receiver and times them end to end.
  */
 export async function runBackend(
+  settings: TestSettings,
   kind: BackendKind,
   options: BenchOptions,
   receiver: ReceiverHandle,
 ): Promise<BackendResult> {
-  const backend = await createTestBackend(kind);
+  const backend = await createTestBackend(settings, kind);
   const processes: HooklineProcess[] = [];
   let manager: Http2SessionManager | undefined;
   try {

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import { readTestSettings } from "@hookline/testkit";
 import { type BackendResult, runBackend } from "./backend-run.js";
 import { measureCeiling } from "./ceiling.js";
 import { stopAll, stopChildrenOnExit, withDeadline } from "./children.js";
@@ -78,7 +79,7 @@ async function main(options: BenchOptions): Promise<number> {
   const runs: BackendResult[] = [];
   for (const kind of backends) {
     progress(`${kind}:`);
-    const run = runBackend(kind, options, receiver);
+    const run = runBackend(readTestSettings(process.env), kind, options, receiver);
     try {
       runs.push(
         await withDeadline(

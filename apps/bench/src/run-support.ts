@@ -14,19 +14,14 @@ export const log = (message: string) => process.stderr.write(`  ${message}\n`);
 /** What the bench must change from the product defaults: the receiver is on loopback, which deliveries refuse by default. */
 export const BENCH_ENV = { HOOKLINE_ALLOWED_CIDRS: "127.0.0.1/32" };
 
-// Every Hookline variable the bench does not set is blanked, so the product defaults apply
-// whatever the calling shell exports.
+// The Hookline processes get these variables and nothing else (spawnHookline inherits none), so
+// the product defaults apply whatever the calling shell exports.
 export function processEnv(
   backendEnv: Record<string, string>,
   options: BenchOptions,
 ): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of Object.keys(process.env)) {
-    if (name.startsWith("HOOKLINE_") || ["DATABASE_URL", "REDIS_URL", "BULLMQ_PREFIX"].includes(name)) {
-      env[name] = "";
-    }
-  }
-  Object.assign(env, backendEnv, { HOOKLINE_API_ADDR: "127.0.0.1:0", NODE_OPTIONS: "" }, BENCH_ENV);
+  Object.assign(env, backendEnv, { HOOKLINE_API_ADDR: "127.0.0.1:0" }, BENCH_ENV);
   if (options.concurrency !== undefined) env.HOOKLINE_ENDPOINT_CONCURRENCY = String(options.concurrency);
   return Object.assign(env, options.env);
 }

@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { eventually, testBackendKind } from "@hookline/testkit";
+import { eventually, readTestSettings } from "@hookline/testkit";
 import { type RunningHookline, runCli, startHookline } from "./test-helpers.js";
 
-const kind = testBackendKind();
+const settings = readTestSettings(process.env);
+
+const kind = settings.kind;
 let hookline: RunningHookline;
 let env: Record<string, string>;
 
 before(async () => {
-  hookline = await startHookline();
+  hookline = await startHookline(settings);
   env = { HOOKLINE_ADDRESS: hookline.address };
 });
 after(() => hookline?.close());

@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { eventually, spawnHookline, testBackendKind } from "@hookline/testkit";
+import { eventually, readTestSettings, spawnHookline } from "@hookline/testkit";
 import { type RunningHookline, runCli, startCli, startHookline } from "./test-helpers.js";
 
-const kind = testBackendKind();
+const settings = readTestSettings(process.env);
+
+const kind = settings.kind;
 let hookline: RunningHookline;
 let env: Record<string, string>;
 
 before(async () => {
-  hookline = await startHookline();
+  hookline = await startHookline(settings);
   env = { HOOKLINE_ADDRESS: hookline.address };
   // --after 0 means "only new attempts": seed one so each test's "just before my first" is an id.
   await tenantWithFirstAttempt("seed");

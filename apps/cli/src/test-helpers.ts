@@ -8,6 +8,7 @@ import {
   spawnHookline,
   startReceiver,
   type TestBackend,
+  type TestSettings,
 } from "@hookline/testkit";
 
 const CLI = fileURLToPath(new URL("../dist/main.js", import.meta.url));
@@ -22,8 +23,8 @@ export interface RunningHookline {
   close(): Promise<void>;
 }
 
-export async function startHookline(): Promise<RunningHookline> {
-  const backend = await createTestBackend();
+export async function startHookline(settings: TestSettings): Promise<RunningHookline> {
+  const backend = await createTestBackend(settings);
   const receiver = await startReceiver();
   let service: HooklineProcess;
   try {

@@ -3,7 +3,9 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { createTestBackend, testBackendKind } from "@hookline/testkit";
+import { createTestBackend, readTestSettings } from "@hookline/testkit";
+
+const settings = readTestSettings(process.env);
 
 const DEMO = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -44,11 +46,11 @@ Receivers
   distinct webhook-id  1 (the event id)
 `;
 
-test(`the demo prints the expected outcome (${testBackendKind()} backend)`, {
+test(`the demo prints the expected outcome (${settings.kind} backend)`, {
   timeout: 180_000,
 }, async (t) => {
-  const kind = testBackendKind();
-  const backend = kind === "servers" ? await createTestBackend("servers") : undefined;
+  const kind = settings.kind;
+  const backend = kind === "servers" ? await createTestBackend(settings, "servers") : undefined;
   try {
     const env: NodeJS.ProcessEnv = { ...process.env, ...backend?.env };
     // Embedded: the demo must not pick up servers from the caller's environment.

@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { testBackendKind } from "@hookline/testkit";
+import { readTestSettings } from "@hookline/testkit";
 import { reapOnExit } from "./reaper.js";
 import {
   freePort,
@@ -13,7 +13,7 @@ import {
   type ThrowawayRedis,
 } from "./servers.js";
 
-export const kind = testBackendKind();
+export const kind = readTestSettings(process.env).kind;
 export const servers = kind === "servers";
 
 /** Timings small enough that retries, sweeps and discovery happen within a test run. */

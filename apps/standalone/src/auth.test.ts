@@ -3,15 +3,17 @@ import { after, before, test } from "node:test";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
-import { type Receiver, startReceiver } from "@hookline/testkit";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 const ADMIN = "admin-token-0123456789";
 const ACME = "acme-token-0123456789ab";
 let svc: TestService;
 let receiver: Receiver;
 before(async () => {
-  svc = await startTestService({ HOOKLINE_API_TOKENS: `${ADMIN}, tenant:acme:${ACME}` });
+  svc = await startTestService(settings, { HOOKLINE_API_TOKENS: `${ADMIN}, tenant:acme:${ACME}` });
   receiver = await startReceiver();
 });
 after(async () => {
@@ -100,9 +102,12 @@ test("tokens never appear in the logs", async () => {
 
 test("the api refuses a non-loopback address without tokens unless told it is insecure", async () => {
   await assert.rejects(
-    startTestService({ HOOKLINE_API_ADDR: "0.0.0.0:0" }),
+    startTestService(settings, { HOOKLINE_API_ADDR: "0.0.0.0:0" }),
     /refusing to serve 0\.0\.0\.0 without HOOKLINE_API_TOKENS/,
   );
-  const open = await startTestService({ HOOKLINE_API_ADDR: "0.0.0.0:0", HOOKLINE_INSECURE_NO_AUTH: "1" });
+  const open = await startTestService(settings, {
+    HOOKLINE_API_ADDR: "0.0.0.0:0",
+    HOOKLINE_INSECURE_NO_AUTH: "1",
+  });
   await open.close();
 });

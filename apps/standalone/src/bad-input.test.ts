@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { readTestSettings } from "@hookline/testkit";
 import { startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 // Raw requests over Connect's JSON (and binary) protocol, the way a buggy or hostile client sends
 // them: the types are wrong, bytes are not UTF-8, fields are huge, enums unknown, tokens nonsense.
 const TOKEN = "bad-input-token-0123456789";
 let svc: TestService;
 before(async () => {
-  svc = await startTestService({
+  svc = await startTestService(settings, {
     HOOKLINE_API_TOKENS: `tenant:acme:${TOKEN}`,
     HOOKLINE_MAX_EVENT_BYTES: "65536",
   });

@@ -3,14 +3,16 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import { DeliveryStatus, EndpointStatus } from "@hookline/contracts";
-import { type Receiver, startReceiver } from "@hookline/testkit";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { attemptsOf, finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 // Scaled-down schedule: 4 attempts, 50/100/200 ms apart, 300 ms timeout.
 let svc: TestService;
 const receivers: Receiver[] = [];
 before(async () => {
-  svc = await startTestService({
+  svc = await startTestService(settings, {
     HOOKLINE_RETRY_SCHEDULE: "50ms,100ms,200ms",
     HOOKLINE_DELIVERY_TIMEOUT_MS: "300",
   });

@@ -1,13 +1,18 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { DeliveryStatus } from "@hookline/contracts";
-import { type Receiver, startReceiver } from "@hookline/testkit";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { attemptsOf, startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 let svc: TestService;
 const receivers: Receiver[] = [];
 before(async () => {
-  svc = await startTestService({ HOOKLINE_DELIVERY_TIMEOUT_MS: "1000", HOOKLINE_ENDPOINT_CONCURRENCY: "2" });
+  svc = await startTestService(settings, {
+    HOOKLINE_DELIVERY_TIMEOUT_MS: "1000",
+    HOOKLINE_ENDPOINT_CONCURRENCY: "2",
+  });
 });
 after(async () => {
   await Promise.all(receivers.map((r) => r.close()));

@@ -2,15 +2,17 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { DeliveryStatus, EndpointStatus } from "@hookline/contracts";
 import { emitEvent, recordAttempts } from "@hookline/store";
-import { eventually, type Receiver, startReceiver } from "@hookline/testkit";
+import { eventually, type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { sql } from "kysely";
 import { finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 let svc: TestService;
 const receivers: Receiver[] = [];
 before(async () => {
   // Maintenance is run by hand; "failing for 1 s" stands in for the default 5 days.
-  svc = await startTestService({
+  svc = await startTestService(settings, {
     HOOKLINE_MAINTENANCE_INTERVAL: "1h",
     HOOKLINE_DISABLE_AFTER: "1s",
     HOOKLINE_RETENTION: "1d",

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { eventually, type Receiver, startReceiver } from "@hookline/testkit";
+import { eventually, type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 let svc: TestService;
 const receivers: Receiver[] = [];
 before(async () => {
-  svc = await startTestService({
+  svc = await startTestService(settings, {
     HOOKLINE_METRICS_ADDR: "127.0.0.1:0",
     HOOKLINE_RETRY_SCHEDULE: "20ms",
     HOOKLINE_SWEEP_INTERVAL: "1h",

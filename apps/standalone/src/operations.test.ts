@@ -4,13 +4,18 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AttemptTrigger, DeliveryStatus } from "@hookline/contracts";
-import { type Receiver, startReceiver } from "@hookline/testkit";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { attemptsOf, finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 let svc: TestService;
 const receivers: Receiver[] = [];
 before(async () => {
-  svc = await startTestService({ HOOKLINE_RETRY_SCHEDULE: "20ms", HOOKLINE_DELIVERY_TIMEOUT_MS: "300" });
+  svc = await startTestService(settings, {
+    HOOKLINE_RETRY_SCHEDULE: "20ms",
+    HOOKLINE_DELIVERY_TIMEOUT_MS: "300",
+  });
 });
 after(async () => {
   await Promise.all(receivers.map((r) => r.close()));

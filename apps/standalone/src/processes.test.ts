@@ -9,9 +9,11 @@ import {
   createTestBackend,
   eventually,
   type HooklineProcess,
+  readTestSettings,
   spawnHookline,
-  testBackendKind,
 } from "@hookline/testkit";
+
+const settings = readTestSettings(process.env);
 
 /** A receiver that answers after delayMs and tracks how many requests it holds at once. */
 async function slowReceiver(delayMs: number) {
@@ -46,13 +48,13 @@ function clients(address: string | undefined) {
   };
 }
 
-const servers = testBackendKind() === "servers";
+const servers = settings.kind === "servers";
 
 test("two worker processes sharing a prefix share the per-endpoint cap", {
   skip:
     !servers && "needs two worker processes on one PostgreSQL (the embedded store belongs to one process)",
 }, async () => {
-  const backend = await createTestBackend("servers");
+  const backend = await createTestBackend(settings, "servers");
   const receiver = await slowReceiver(100);
   const env = { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0", HOOKLINE_ENDPOINT_CONCURRENCY: "2" };
   const procs: HooklineProcess[] = [];
@@ -81,7 +83,7 @@ test("two worker processes sharing a prefix share the per-endpoint cap", {
 });
 
 test("SIGTERM lets in-flight attempts finish; after a restart every delivery is delivered", async () => {
-  const backend = await createTestBackend();
+  const backend = await createTestBackend(settings);
   const receiver = await slowReceiver(200);
   const env = { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0", HOOKLINE_DISCOVERY_INTERVAL: "200ms" };
   // Embedded: the one process is both; on servers the worker is stopped while the api keeps serving.
@@ -132,7 +134,7 @@ for (const queue of ["redis", "postgres"] as const) {
       !servers &&
       "the embedded default is one process; in-process streaming is covered by watch-attempts.test.ts",
   }, async () => {
-    const backend = await createTestBackend("servers");
+    const backend = await createTestBackend(settings, "servers");
     const receiver = await slowReceiver(0);
     const env: Record<string, string> = { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" };
     if (queue === "postgres") delete env.REDIS_URL;

@@ -6,8 +6,10 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type Receiver, startReceiver } from "@hookline/testkit";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 const run = promisify(execFile);
 const PROTO_DIR = fileURLToPath(new URL("../../../proto", import.meta.url));
@@ -17,7 +19,7 @@ let svc: TestService;
 let receiver: Receiver;
 let stubs: string;
 before(async () => {
-  svc = await startTestService();
+  svc = await startTestService(settings);
   receiver = await startReceiver();
   stubs = await mkdtemp(join(tmpdir(), "hookline-py-"));
   // Only hookline/ is generated: a grpc/ package here would shadow grpcio itself.

@@ -12,23 +12,24 @@ import { DeliveryStatus, EmitService, EndpointService } from "@hookline/contract
 import {
   createTestBackend,
   eventually,
+  readTestSettings,
   spawnHookline,
   startReceiver,
-  testBackendKind,
 } from "@hookline/testkit";
 import { Redis } from "ioredis";
 import { startTestService } from "./test-helpers.js";
 
+const settings = readTestSettings(process.env);
+
 const skip =
-  testBackendKind() !== "servers" &&
-  "Redis-specific: runs in the servers pass (the embedded run has no Redis)";
+  settings.kind !== "servers" && "Redis-specific: runs in the servers pass (the embedded run has no Redis)";
 
 test("REDIS_URL user, password and database number are all used", { skip }, async () => {
   const admin = new Redis({ host: "127.0.0.1", port: 6379 });
   const user = `hl_${Date.now()}`;
   await admin.call("ACL", "SETUSER", user, "on", ">s3cret:pw", "~*", "&*", "+@all");
   const receiver = await startReceiver();
-  const svc = await startTestService({ REDIS_URL: `redis://${user}:s3cret%3Apw@127.0.0.1:6379/5` });
+  const svc = await startTestService(settings, { REDIS_URL: `redis://${user}:s3cret%3Apw@127.0.0.1:6379/5` });
   try {
     await svc.endpoints.createEndpoint({ tenantId: "t", id: "ep", url: receiver.url });
     await svc.emit.emit({ tenantId: "t", eventId: "e", eventType: "x", dataJson: "{}" });
@@ -47,7 +48,7 @@ test("REDIS_URL user, password and database number are all used", { skip }, asyn
     admin.disconnect();
   }
   await assert.rejects(
-    startTestService({ REDIS_URL: `redis://${user}:wrong@127.0.0.1:6379/5` }),
+    startTestService(settings, { REDIS_URL: `redis://${user}:wrong@127.0.0.1:6379/5` }),
     /cannot use Redis.*(WRONGPASS|NOAUTH|invalid)/i,
   );
 });
@@ -103,7 +104,7 @@ test("a rediss:// URL connects over TLS", { skip }, async () => {
     ],
     { stdio: "ignore" },
   );
-  const backend = await createTestBackend("servers");
+  const backend = await createTestBackend(settings, "servers");
   const receiver = await startReceiver();
   try {
     await eventually(

@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Attempt } from "@hookline/contracts";
 import { DeliveryStatus } from "@hookline/contracts";
-import { type Receiver, startReceiver } from "@hookline/testkit";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { attemptsOf, finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 // Two retries 700 ms apart (±20% jitter): long enough to tell a Retry-After from the schedule.
 const WAIT = 700;
@@ -11,7 +13,7 @@ const LATENESS = 300; // how late a retry may start on either queue backend
 let svc: TestService;
 const receivers: Receiver[] = [];
 before(async () => {
-  svc = await startTestService({ HOOKLINE_RETRY_SCHEDULE: "700ms,700ms" });
+  svc = await startTestService(settings, { HOOKLINE_RETRY_SCHEDULE: "700ms,700ms" });
 });
 after(async () => {
   await Promise.all(receivers.map((r) => r.close()));

@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { DeliveryStatus } from "@hookline/contracts";
-import { eventually, type Receiver, startReceiver } from "@hookline/testkit";
+import { eventually, type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 let svc: TestService;
 let receiver: Receiver;
 before(async () => {
-  svc = await startTestService();
+  svc = await startTestService(settings);
   receiver = await startReceiver();
 });
 after(async () => {

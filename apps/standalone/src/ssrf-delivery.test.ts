@@ -2,14 +2,16 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DeliveryStatus } from "@hookline/contracts";
-import { type Receiver, startReceiver } from "@hookline/testkit";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { attemptsOf, finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 // Loopback is NOT allowed here (the test backends allow it), so a name resolving to it is blocked.
 let svc: TestService;
 let receiver: Receiver;
 before(async () => {
-  svc = await startTestService({
+  svc = await startTestService(settings, {
     HOOKLINE_ALLOWED_CIDRS: "",
     HOOKLINE_RETRY_SCHEDULE: "50ms,100ms,200ms",
     HOOKLINE_DELIVERY_TIMEOUT_MS: "300",

@@ -2,14 +2,16 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { DeliveryStatus } from "@hookline/contracts";
 import { emitEvent } from "@hookline/store";
-import { type Receiver, startReceiver } from "@hookline/testkit";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 let svc: TestService;
 let receiver: Receiver;
 before(async () => {
   // The sweep is triggered by hand here; any pending delivery overdue at all counts.
-  svc = await startTestService({ HOOKLINE_SWEEP_INTERVAL: "1h", HOOKLINE_SWEEP_GRACE: "0ms" });
+  svc = await startTestService(settings, { HOOKLINE_SWEEP_INTERVAL: "1h", HOOKLINE_SWEEP_GRACE: "0ms" });
   receiver = await startReceiver();
 });
 after(async () => {

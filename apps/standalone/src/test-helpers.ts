@@ -3,7 +3,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "@hookline/config";
 import { AttemptLogService, DeliveryStatus, EmitService, EndpointService } from "@hookline/contracts";
 import { createLogger } from "@hookline/runtime";
-import { createTestBackend, eventually, type TestBackend } from "@hookline/testkit";
+import { createTestBackend, eventually, type TestBackend, type TestSettings } from "@hookline/testkit";
 import { type Service, startService } from "./service.js";
 
 export interface TestService {
@@ -18,8 +18,11 @@ export interface TestService {
 }
 
 /** Starts api + worker in this process on a fresh backend of this run's kind, with a gRPC client. */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
-  const backend = await createTestBackend();
+export async function startTestService(
+  settings: TestSettings,
+  env: Record<string, string> = {},
+): Promise<TestService> {
+  const backend = await createTestBackend(settings);
   const config = loadConfig({
     HOOKLINE_API_ADDR: "127.0.0.1:0",
     HOOKLINE_QUEUE_POLL_INTERVAL: "20ms",

@@ -3,13 +3,15 @@ import { after, before, test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Attempt } from "@hookline/contracts";
 import { emitEvent, recordAttempts } from "@hookline/store";
-import { eventually, type Receiver, startReceiver } from "@hookline/testkit";
+import { eventually, type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
 
 let svc: TestService;
 let receiver: Receiver;
 before(async () => {
-  svc = await startTestService({ HOOKLINE_WATCH_BUFFER: "40", HOOKLINE_SWEEP_INTERVAL: "1h" });
+  svc = await startTestService(settings, { HOOKLINE_WATCH_BUFFER: "40", HOOKLINE_SWEEP_INTERVAL: "1h" });
   receiver = await startReceiver();
 });
 after(async () => {

@@ -2,13 +2,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ConfigError, loadConfig } from "@hookline/config";
 import { createLogger, type Infrastructure, openInfrastructure } from "@hookline/runtime";
-import { createTestBackend, spawnHookline, type TestBackend, testBackendKind } from "@hookline/testkit";
+import { createTestBackend, readTestSettings, spawnHookline, type TestBackend } from "@hookline/testkit";
 import {
   type HealthServer,
   type ReadinessChecks,
   startHealthServer,
   workerReadiness,
 } from "./health-server.js";
+
+const settings = readTestSettings(process.env);
 
 async function get(
   address: string,
@@ -41,7 +43,7 @@ describe("the worker's health server", () => {
   let readiness: ReadinessChecks | undefined;
   let address: string;
   before(async () => {
-    backend = await createTestBackend();
+    backend = await createTestBackend(settings);
     server = await startHealthServer({ host: "127.0.0.1", port: 0, readiness: () => readiness });
     address = `${server.host}:${server.port}`;
     infra = await openInfrastructure(
@@ -98,12 +100,12 @@ describe("the worker's health server", () => {
 
 describe("a worker process with HOOKLINE_WORKER_HEALTH_ADDR", () => {
   test("serves /healthz and /readyz", async (t) => {
-    if (testBackendKind() === "embedded") {
+    if (settings.kind === "embedded") {
       // A separate worker process needs DATABASE_URL: embedded PGlite belongs to one process.
       t.skip("a worker process needs PostgreSQL; the servers pass runs this");
       return;
     }
-    const backend = await createTestBackend();
+    const backend = await createTestBackend(settings);
     const worker = await spawnHookline("worker", {
       ...backend.env,
       HOOKLINE_WORKER_HEALTH_ADDR: "127.0.0.1:0",

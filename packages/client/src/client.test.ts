@@ -5,8 +5,10 @@ import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { EndpointService } from "@hookline/contracts";
-import { createTestBackend, spawnHookline, testBackendKind } from "@hookline/testkit";
+import { createTestBackend, readTestSettings, spawnHookline } from "@hookline/testkit";
 import { createHooklineClient, toBaseUrl } from "./client.js";
+
+const settings = readTestSettings(process.env);
 
 test("an address is host:port or an http(s) URL", () => {
   assert.equal(toBaseUrl("127.0.0.1:50051"), "http://127.0.0.1:50051");
@@ -50,8 +52,8 @@ test("the token goes out as a bearer authorization header, on both transports", 
   }
 });
 
-test(`both transports talk to a running Hookline (${testBackendKind()} backend)`, async () => {
-  const backend = await createTestBackend();
+test(`both transports talk to a running Hookline (${settings.kind} backend)`, async () => {
+  const backend = await createTestBackend(settings);
   const service = await spawnHookline("standalone", { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" });
   try {
     for (const transport of ["grpc", "connect"] as const) {

@@ -7,17 +7,19 @@ import {
   eventually,
   type HooklineProcess,
   type Receiver,
+  readTestSettings,
   spawnHookline,
   startCuttableProxy,
   startReceiver,
   type TestBackend,
-  testBackendKind,
 } from "@hookline/testkit";
 import { createHooklineClient, type HooklineClient } from "./client.js";
 import { allAttemptIds } from "./test-helpers.js";
 import { type ReconnectInfo, watchAttempts } from "./watch.js";
 
-const kind = testBackendKind();
+const settings = readTestSettings(process.env);
+
+const kind = settings.kind;
 let backend: TestBackend;
 let receiver: Receiver;
 let service: HooklineProcess;
@@ -27,7 +29,7 @@ let direct: HooklineClient;
 const SERVICE_ENV = { HOOKLINE_QUEUE_POLL_INTERVAL: "20ms" };
 
 before(async () => {
-  backend = await createTestBackend();
+  backend = await createTestBackend(settings);
   receiver = await startReceiver();
   service = await spawnHookline("standalone", {
     ...backend.env,

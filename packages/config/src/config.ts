@@ -74,7 +74,7 @@ export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** Reads Hookline's configuration from an environment map (pass process.env in the apps). */
+/** Reads Hookline's configuration from an environment map; each app's entry point passes its own. */
 export function loadConfig(env: Env): HooklineConfig {
   const problems: string[] = [];
   const read = <T>(name: string, fallback: string, parse: (text: string) => T): T => {

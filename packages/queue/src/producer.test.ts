@@ -1,16 +1,18 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { connectStore, deliveryIdFor, type StoreConnection } from "@hookline/store";
-import { createTestBackend, type TestBackend } from "@hookline/testkit";
+import { createTestBackend, readTestSettings, type TestBackend } from "@hookline/testkit";
 import { Queue } from "bullmq";
 import { DeliveryProducer, jobIdFor, openQueueBackend, type QueueBackend, queueNameFor } from "./index.js";
+
+const settings = readTestSettings(process.env);
 
 let backend: TestBackend;
 let store: StoreConnection;
 let queues: QueueBackend;
 let producer: DeliveryProducer;
 before(async () => {
-  backend = await createTestBackend();
+  backend = await createTestBackend(settings);
   store = await connectStore(backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : { dataDir: null });
   queues = await openQueueBackend(
     backend.redis

@@ -3,11 +3,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createTestBackend, testBackendKind } from "@hookline/testkit";
+import { createTestBackend, readTestSettings } from "@hookline/testkit";
 import { connectStore, createEndpoint, getEndpoint } from "./index.js";
 
+const settings = readTestSettings(process.env);
+
 test("embedded data survives a restart", {
-  skip: testBackendKind() !== "embedded" && "covered by the embedded run",
+  skip: settings.kind !== "embedded" && "covered by the embedded run",
 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), "hookline-store-"));
   try {
@@ -27,9 +29,9 @@ test("embedded data survives a restart", {
 });
 
 test("two processes migrating one PostgreSQL database at once both succeed", {
-  skip: testBackendKind() !== "servers" && "needs a real PostgreSQL (the servers run)",
+  skip: settings.kind !== "servers" && "needs a real PostgreSQL (the servers run)",
 }, async () => {
-  const backend = await createTestBackend("servers");
+  const backend = await createTestBackend(settings, "servers");
   try {
     const url = backend.databaseUrl ?? "";
     const stores = await Promise.all([

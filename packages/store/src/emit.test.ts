@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { readTestSettings } from "@hookline/testkit";
 import { sql } from "kysely";
 import {
   createEndpoint,
@@ -12,9 +13,11 @@ import {
 } from "./index.js";
 import { openTestStore } from "./test-helpers.js";
 
+const settings = readTestSettings(process.env);
+
 let store: Awaited<ReturnType<typeof openTestStore>>;
 before(async () => {
-  store = await openTestStore();
+  store = await openTestStore(settings);
 });
 after(() => store.close());
 

@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { readTestSettings } from "@hookline/testkit";
 import { createEndpoint, InvalidPageTokenError, listEndpoints } from "./index.js";
 import { openTestStore } from "./test-helpers.js";
 
+const settings = readTestSettings(process.env);
+
 let store: Awaited<ReturnType<typeof openTestStore>>;
 before(async () => {
-  store = await openTestStore();
+  store = await openTestStore(settings);
 });
 after(() => store.close());
 

@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { eventually, startDatabaseProxy, testBackendKind } from "@hookline/testkit";
+import { eventually, readTestSettings, startDatabaseProxy } from "@hookline/testkit";
 import { sql } from "kysely";
 import { connectStore, listen, notify, type StoreConnection } from "./index.js";
 import { openTestStore } from "./test-helpers.js";
 
+const settings = readTestSettings(process.env);
+
 let store: Awaited<ReturnType<typeof openTestStore>>;
 before(async () => {
-  store = await openTestStore();
+  store = await openTestStore(settings);
 });
 after(async () => {
   await store?.close();
@@ -15,7 +17,7 @@ after(async () => {
 
 test("a listener comes back by itself after the database was away for seconds", {
   skip:
-    testBackendKind() === "embedded" &&
+    settings.kind === "embedded" &&
     "embedded PGlite signals in process (no NOTIFY across connections); covered by the servers run",
 }, async () => {
   const { proxy, config } = await startDatabaseProxy(store.pgConfig);

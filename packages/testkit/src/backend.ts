@@ -5,13 +5,7 @@ import { join } from "node:path";
 import type { RedisOptions } from "@hookline/config";
 import { Redis } from "ioredis";
 import pg from "pg";
-
-/** Which backends a test run uses: set by `pnpm test:embedded` and `pnpm test:servers`. */
-export type TestBackendKind = "embedded" | "servers";
-
-export function testBackendKind(env: NodeJS.ProcessEnv = process.env): TestBackendKind {
-  return env.HOOKLINE_TEST_BACKEND === "servers" ? "servers" : "embedded";
-}
+import type { TestBackendKind, TestSettings } from "./settings.js";
 
 /** A fresh, isolated place to run against: its own database (or in-memory PGlite) and queue prefix. */
 export interface TestBackend {
@@ -29,15 +23,13 @@ export interface TestBackend {
 
 // Test receivers listen on loopback, which deliveries may reach only when it is allowed.
 const LOOPBACK = "127.0.0.0/8";
-const ADMIN_URL = process.env.HOOKLINE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const REDIS: RedisOptions = {
-  host: process.env.HOOKLINE_TEST_REDIS_HOST ?? "127.0.0.1",
-  port: Number(process.env.HOOKLINE_TEST_REDIS_PORT ?? 6379),
-  db: 0,
-};
 
 /** Creates a backend for one test: a new database on the real PostgreSQL, or nothing for PGlite. */
-export async function createTestBackend(kind: TestBackendKind = testBackendKind()): Promise<TestBackend> {
+export async function createTestBackend(
+  settings: TestSettings,
+  kind: TestBackendKind = settings.kind,
+): Promise<TestBackend> {
+  const { adminUrl, redis } = settings;
   const prefix = `t${randomBytes(4).toString("hex")}`;
   if (kind === "embedded") {
     const dataDir = await mkdtemp(join(tmpdir(), "hookline-test-"));
@@ -51,29 +43,29 @@ export async function createTestBackend(kind: TestBackendKind = testBackendKind(
     };
   }
   const name = `hookline_test_${prefix}`;
-  await withAdmin((client) => client.query(`create database ${name}`));
-  const url = new URL(ADMIN_URL);
+  await withAdmin(adminUrl, (client) => client.query(`create database ${name}`));
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     kind,
     databaseUrl: url.toString(),
-    redis: REDIS,
+    redis,
     prefix,
     env: {
       DATABASE_URL: url.toString(),
-      REDIS_URL: `redis://${REDIS.host}:${REDIS.port}/0`,
+      REDIS_URL: `redis://${redis.host}:${redis.port}/0`,
       BULLMQ_PREFIX: prefix,
       HOOKLINE_ALLOWED_CIDRS: LOOPBACK,
     },
     async dispose() {
-      await withAdmin((client) => client.query(`drop database if exists ${name} with (force)`));
-      await deleteRedisKeys(`${prefix}:*`);
+      await withAdmin(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
+      await deleteRedisKeys(redis, `${prefix}:*`);
     },
   };
 }
 
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+async function withAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
     return await fn(client);
@@ -83,8 +75,8 @@ async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
 }
 
 /** Removes the keys a test's queues left in Redis (every database a test may have used). */
-async function deleteRedisKeys(pattern: string): Promise<void> {
-  const redis = new Redis({ ...REDIS, lazyConnect: true, maxRetriesPerRequest: 1 });
+async function deleteRedisKeys(options: RedisOptions, pattern: string): Promise<void> {
+  const redis = new Redis({ ...options, lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
     for (let db = 0; db < 16; db++) {

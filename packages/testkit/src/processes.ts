@@ -25,14 +25,17 @@ const READY: Record<HooklineApp, string> = {
   worker: "worker ready",
 };
 
-/** Starts apps/<app>/dist/main.js with env added to this process's environment; resolves when it is ready. */
+/**
+ * Starts apps/<app>/dist/main.js with exactly env as its environment (nothing inherited, so a
+ * variable exported in the caller's shell never changes what a test runs); resolves when ready.
+ */
 export async function spawnHookline(
   app: HooklineApp,
   env: Record<string, string>,
   { readyTimeoutMs = 60_000 }: { readyTimeoutMs?: number } = {},
 ): Promise<HooklineProcess> {
   const child = spawn(process.execPath, [`${APPS}${app}/dist/main.js`], {
-    env: { ...process.env, ...env },
+    env,
     stdio: ["ignore", "inherit", "pipe"],
   });
   const log: string[] = [];
