@@ -1,40 +1,28 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { DeliveryStatus, EndpointStatus } from "@hookline/contracts";
-import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
-import { attemptsOf, finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+import { readTestSettings } from "@hookline/testkit";
+import { attemptsOf, finalDeliveries, sharedTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
 // Scaled-down schedule: 4 attempts, 50/100/200 ms apart, 300 ms timeout.
-let svc: TestService;
-const receivers: Receiver[] = [];
-before(async () => {
-  svc = await startTestService(settings, {
-    HOOKLINE_RETRY_SCHEDULE: "50ms,100ms,200ms",
-    HOOKLINE_DELIVERY_TIMEOUT_MS: "300",
-  });
-});
-after(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await svc.close();
+const shared = sharedTestService(settings, {
+  HOOKLINE_RETRY_SCHEDULE: "50ms,100ms,200ms",
+  HOOKLINE_DELIVERY_TIMEOUT_MS: "300",
 });
 
-async function receiver(reply?: Parameters<typeof startReceiver>[0]) {
-  const r = await startReceiver(reply);
-  receivers.push(r);
-  return r;
-}
+const { receiver } = shared;
 
 test("an endpoint that never answers times out on every attempt, then the delivery fails", async () => {
   const r = await receiver(() => "hang");
-  await svc.endpoints.createEndpoint({ tenantId: "timeout", id: "slow", url: r.url });
-  await svc.emit.emit({ tenantId: "timeout", eventId: "e", eventType: "x", dataJson: "{}" });
-  const [delivery] = await finalDeliveries(svc, "timeout", "e");
+  await shared.svc.endpoints.createEndpoint({ tenantId: "timeout", id: "slow", url: r.url });
+  await shared.svc.emit.emit({ tenantId: "timeout", eventId: "e", eventType: "x", dataJson: "{}" });
+  const [delivery] = await finalDeliveries(shared.svc, "timeout", "e");
   assert.equal(delivery?.status, DeliveryStatus.FAILED);
-  const attempts = await attemptsOf(svc, "timeout", "e");
+  const attempts = await attemptsOf(shared.svc, "timeout", "e");
   assert.deepEqual(
     attempts.map((a) => [a.attemptNumber, a.responseStatus, a.error]),
     [1, 2, 3, 4].map((n) => [n, 0, "no response within 300 ms"]),
@@ -49,20 +37,25 @@ test("an endpoint that never answers times out on every attempt, then the delive
 
 test("a 410 disables the endpoint, cancels the delivery and is not retried", async () => {
   const r = await receiver(() => ({ status: 410, body: "gone for good" }));
-  await svc.endpoints.createEndpoint({ tenantId: "gone", id: "old", url: r.url });
-  await svc.emit.emit({ tenantId: "gone", eventId: "e", eventType: "x", dataJson: "{}" });
-  const [delivery] = await finalDeliveries(svc, "gone", "e");
+  await shared.svc.endpoints.createEndpoint({ tenantId: "gone", id: "old", url: r.url });
+  await shared.svc.emit.emit({ tenantId: "gone", eventId: "e", eventType: "x", dataJson: "{}" });
+  const [delivery] = await finalDeliveries(shared.svc, "gone", "e");
   assert.equal(delivery?.status, DeliveryStatus.CANCELLED);
-  const attempts = await attemptsOf(svc, "gone", "e");
+  const attempts = await attemptsOf(shared.svc, "gone", "e");
   assert.deepEqual(
     attempts.map((a) => [a.responseStatus, a.responseBody, a.deliveryStatus]),
     [[410, "gone for good", DeliveryStatus.CANCELLED]],
   );
-  const { endpoint } = await svc.endpoints.getEndpoint({ tenantId: "gone", id: "old" });
+  const { endpoint } = await shared.svc.endpoints.getEndpoint({ tenantId: "gone", id: "old" });
   assert.equal(endpoint?.status, EndpointStatus.DISABLED);
   assert.match(endpoint?.disabledReason ?? "", /410/);
   // A disabled endpoint gets no new deliveries.
-  const next = await svc.emit.emit({ tenantId: "gone", eventId: "e2", eventType: "x", dataJson: "{}" });
+  const next = await shared.svc.emit.emit({
+    tenantId: "gone",
+    eventId: "e2",
+    eventType: "x",
+    dataJson: "{}",
+  });
   assert.deepEqual(next.deliveryIds, []);
   assert.equal(r.requests.length, 1);
 });
@@ -70,11 +63,11 @@ test("a 410 disables the endpoint, cancels the delivery and is not retried", asy
 test("a redirect is not followed: a 3xx is a failed attempt and the target sees nothing", async () => {
   const target = await receiver();
   const r = await receiver(() => ({ status: 302, headers: { location: target.url } }));
-  await svc.endpoints.createEndpoint({ tenantId: "redirect", id: "moved", url: r.url });
-  await svc.emit.emit({ tenantId: "redirect", eventId: "e", eventType: "x", dataJson: "{}" });
-  const [delivery] = await finalDeliveries(svc, "redirect", "e");
+  await shared.svc.endpoints.createEndpoint({ tenantId: "redirect", id: "moved", url: r.url });
+  await shared.svc.emit.emit({ tenantId: "redirect", eventId: "e", eventType: "x", dataJson: "{}" });
+  const [delivery] = await finalDeliveries(shared.svc, "redirect", "e");
   assert.equal(delivery?.status, DeliveryStatus.FAILED);
-  const attempts = await attemptsOf(svc, "redirect", "e");
+  const attempts = await attemptsOf(shared.svc, "redirect", "e");
   assert.deepEqual(
     attempts.map((a) => a.responseStatus),
     [302, 302, 302, 302],
@@ -91,11 +84,11 @@ test("a 200 that streams its body forever is delivered within the timeout, body 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   try {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    await svc.endpoints.createEndpoint({ tenantId: "endless", id: "firehose", url });
-    await svc.emit.emit({ tenantId: "endless", eventId: "e", eventType: "x", dataJson: "{}" });
-    const [delivery] = await finalDeliveries(svc, "endless", "e");
+    await shared.svc.endpoints.createEndpoint({ tenantId: "endless", id: "firehose", url });
+    await shared.svc.emit.emit({ tenantId: "endless", eventId: "e", eventType: "x", dataJson: "{}" });
+    const [delivery] = await finalDeliveries(shared.svc, "endless", "e");
     assert.equal(delivery?.status, DeliveryStatus.DELIVERED);
-    const [attempt] = await attemptsOf(svc, "endless", "e");
+    const [attempt] = await attemptsOf(shared.svc, "endless", "e");
     assert.equal(attempt?.responseStatus, 200);
     assert.equal(attempt?.responseBody.length, 4096);
     assert.ok((attempt?.durationMs ?? Infinity) <= 1000);
@@ -107,16 +100,26 @@ test("a 200 that streams its body forever is delivered within the timeout, body 
 
 test("a duplicate event is delivered once", async () => {
   const r = await receiver();
-  await svc.endpoints.createEndpoint({ tenantId: "dup", id: "ep", url: r.url });
-  const first = await svc.emit.emit({ tenantId: "dup", eventId: "same", eventType: "x", dataJson: "1" });
-  await finalDeliveries(svc, "dup", "same");
-  const again = await svc.emit.emit({ tenantId: "dup", eventId: "same", eventType: "x", dataJson: "2" });
+  await shared.svc.endpoints.createEndpoint({ tenantId: "dup", id: "ep", url: r.url });
+  const first = await shared.svc.emit.emit({
+    tenantId: "dup",
+    eventId: "same",
+    eventType: "x",
+    dataJson: "1",
+  });
+  await finalDeliveries(shared.svc, "dup", "same");
+  const again = await shared.svc.emit.emit({
+    tenantId: "dup",
+    eventId: "same",
+    eventType: "x",
+    dataJson: "2",
+  });
   assert.equal(again.duplicate, true);
   assert.deepEqual(again.deliveryIds, first.deliveryIds);
   // A later event proves the worker has moved past anything the duplicate could have queued.
-  await svc.emit.emit({ tenantId: "dup", eventId: "later", eventType: "x", dataJson: "3" });
+  await shared.svc.emit.emit({ tenantId: "dup", eventId: "later", eventType: "x", dataJson: "3" });
   await r.waitForRequests(2);
-  await finalDeliveries(svc, "dup", "later");
+  await finalDeliveries(shared.svc, "dup", "later");
   assert.deepEqual(
     r.requests.map((q) => q.headers["webhook-id"]),
     ["same", "later"],
@@ -126,18 +129,18 @@ test("a duplicate event is delivered once", async () => {
 test("ids holding hyphens and colons are delivered separately", async () => {
   const r = await receiver();
   for (const id of ["customer", "1-customer", "acct:7"]) {
-    await svc.endpoints.createEndpoint({
+    await shared.svc.endpoints.createEndpoint({
       tenantId: "ids",
       id,
       url: r.url,
       eventTypes: [id === "acct:7" ? "c" : "h"],
     });
   }
-  await svc.emit.emit({ tenantId: "ids", eventId: "order-1", eventType: "h", dataJson: "{}" });
-  await svc.emit.emit({ tenantId: "ids", eventId: "order", eventType: "h", dataJson: "{}" });
-  await svc.emit.emit({ tenantId: "ids", eventId: "order:1001", eventType: "c", dataJson: "{}" });
+  await shared.svc.emit.emit({ tenantId: "ids", eventId: "order-1", eventType: "h", dataJson: "{}" });
+  await shared.svc.emit.emit({ tenantId: "ids", eventId: "order", eventType: "h", dataJson: "{}" });
+  await shared.svc.emit.emit({ tenantId: "ids", eventId: "order:1001", eventType: "c", dataJson: "{}" });
   for (const eventId of ["order-1", "order", "order:1001"]) {
-    const deliveries = await finalDeliveries(svc, "ids", eventId);
+    const deliveries = await finalDeliveries(shared.svc, "ids", eventId);
     assert.ok(deliveries.every((d) => d.status === DeliveryStatus.DELIVERED));
   }
   await r.waitForRequests(5);
@@ -146,13 +149,13 @@ test("ids holding hyphens and colons are delivered separately", async () => {
 
 test("a delivery whose endpoint was disabled before its turn is cancelled without a request", async () => {
   const r = await receiver(() => "hang");
-  await svc.endpoints.createEndpoint({ tenantId: "late", id: "ep", url: r.url });
-  await svc.emit.emit({ tenantId: "late", eventId: "first", eventType: "x", dataJson: "{}" });
+  await shared.svc.endpoints.createEndpoint({ tenantId: "late", id: "ep", url: r.url });
+  await shared.svc.emit.emit({ tenantId: "late", eventId: "first", eventType: "x", dataJson: "{}" });
   await r.waitForRequests(1);
-  await svc.endpoints.updateEndpoint({ tenantId: "late", id: "ep", status: EndpointStatus.DISABLED });
-  const [delivery] = await finalDeliveries(svc, "late", "first");
+  await shared.svc.endpoints.updateEndpoint({ tenantId: "late", id: "ep", status: EndpointStatus.DISABLED });
+  const [delivery] = await finalDeliveries(shared.svc, "late", "first");
   assert.equal(delivery?.status, DeliveryStatus.CANCELLED);
   // The attempt in flight when it was disabled is logged; no retry was sent.
-  assert.equal((await attemptsOf(svc, "late", "first")).length, 1);
+  assert.equal((await attemptsOf(shared.svc, "late", "first")).length, 1);
   assert.equal(r.requests.length, 1);
 });

@@ -1,49 +1,40 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { DeliveryStatus } from "@hookline/contracts";
-import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
-import { attemptsOf, startTestService, type TestService } from "./test-helpers.js";
+import { readTestSettings } from "@hookline/testkit";
+import { attemptsOf, sharedTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
-let svc: TestService;
-const receivers: Receiver[] = [];
-before(async () => {
-  svc = await startTestService(settings, {
-    HOOKLINE_DELIVERY_TIMEOUT_MS: "1000",
-    HOOKLINE_ENDPOINT_CONCURRENCY: "2",
-  });
-});
-after(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await svc.close();
+const shared = sharedTestService(settings, {
+  HOOKLINE_DELIVERY_TIMEOUT_MS: "1000",
+  HOOKLINE_ENDPOINT_CONCURRENCY: "2",
 });
 
 const millis = (t: { seconds: bigint; nanos: number } | undefined) =>
   Number(t?.seconds ?? 0n) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 
 test("a hanging endpoint holds only its own concurrency: healthy deliveries finish before its first timeout", async () => {
-  const hanging = await startReceiver(() => "hang");
-  const healthy = [await startReceiver(), await startReceiver()];
-  receivers.push(hanging, ...healthy);
-  await svc.endpoints.createEndpoint({ tenantId: "iso", id: "dead", url: hanging.url });
-  await svc.endpoints.createEndpoint({ tenantId: "iso", id: "ok-1", url: healthy[0]?.url ?? "" });
-  await svc.endpoints.createEndpoint({ tenantId: "iso", id: "ok-2", url: healthy[1]?.url ?? "" });
+  const hanging = await shared.receiver(() => "hang");
+  const healthy = [await shared.receiver(), await shared.receiver()];
+  await shared.svc.endpoints.createEndpoint({ tenantId: "iso", id: "dead", url: hanging.url });
+  await shared.svc.endpoints.createEndpoint({ tenantId: "iso", id: "ok-1", url: healthy[0]?.url ?? "" });
+  await shared.svc.endpoints.createEndpoint({ tenantId: "iso", id: "ok-2", url: healthy[1]?.url ?? "" });
   // The hanging endpoint's events go first, so a shared queue would put them ahead of the rest.
   for (const n of [1, 2, 3]) {
-    await svc.emit.emit({ tenantId: "iso", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
+    await shared.svc.emit.emit({ tenantId: "iso", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
   }
   await Promise.all(healthy.map((r) => r.waitForRequests(3)));
   const healthyAttempts = [];
   for (const n of [1, 2, 3]) {
     for (const id of ["ok-1", "ok-2"]) {
-      const attempts = await attemptsOf(svc, "iso", `e${n}`, id);
+      const attempts = await attemptsOf(shared.svc, "iso", `e${n}`, id);
       healthyAttempts.push(...attempts);
     }
   }
   const firstTimeout = await (async () => {
     const all = [];
-    for (const n of [1, 2, 3]) all.push(...(await attemptsOf(svc, "iso", `e${n}`, "dead")));
+    for (const n of [1, 2, 3]) all.push(...(await attemptsOf(shared.svc, "iso", `e${n}`, "dead")));
     return all;
   })();
   assert.equal(healthyAttempts.length, 6);

@@ -1,67 +1,61 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { DeliveryStatus, EndpointStatus } from "@hookline/contracts";
 import { emitEvent, recordAttempts } from "@hookline/store";
-import { eventually, type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
+import { eventually, readTestSettings } from "@hookline/testkit";
 import { sql } from "kysely";
-import { finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+import { finalDeliveries, sharedTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
-let svc: TestService;
-const receivers: Receiver[] = [];
-before(async () => {
-  // Maintenance is run by hand; "failing for 1 s" stands in for the default 5 days.
-  svc = await startTestService(settings, {
-    HOOKLINE_MAINTENANCE_INTERVAL: "1h",
-    HOOKLINE_DISABLE_AFTER: "1s",
-    HOOKLINE_RETENTION: "1d",
-    HOOKLINE_RETRY_SCHEDULE: "20ms",
-  });
-});
-after(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await svc.close();
+// Maintenance is run by hand; "failing for 1 s" stands in for the default 5 days.
+const shared = sharedTestService(settings, {
+  HOOKLINE_MAINTENANCE_INTERVAL: "1h",
+  HOOKLINE_DISABLE_AFTER: "1s",
+  HOOKLINE_RETENTION: "1d",
+  HOOKLINE_RETRY_SCHEDULE: "20ms",
 });
 
 test("an endpoint that only fails for the configured period is disabled; re-enabling resumes delivery", async () => {
   let healthy = false;
-  const failing = await startReceiver(() => ({ status: healthy ? 200 : 500 }));
-  const fine = await startReceiver();
-  receivers.push(failing, fine);
-  await svc.endpoints.createEndpoint({ tenantId: "auto", id: "failing", url: failing.url });
-  await svc.endpoints.createEndpoint({ tenantId: "auto", id: "fine", url: fine.url });
-  await svc.emit.emit({ tenantId: "auto", eventId: "e1", eventType: "x", dataJson: "{}" });
-  await finalDeliveries(svc, "auto", "e1");
-  assert.deepEqual((await svc.service.worker.maintain())?.disabled, [], "not failing long enough yet");
+  const failing = await shared.receiver(() => ({ status: healthy ? 200 : 500 }));
+  const fine = await shared.receiver();
+  await shared.svc.endpoints.createEndpoint({ tenantId: "auto", id: "failing", url: failing.url });
+  await shared.svc.endpoints.createEndpoint({ tenantId: "auto", id: "fine", url: fine.url });
+  await shared.svc.emit.emit({ tenantId: "auto", eventId: "e1", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(shared.svc, "auto", "e1");
+  assert.deepEqual((await shared.svc.service.worker.maintain())?.disabled, [], "not failing long enough yet");
   await eventually(
     async () => Date.now(),
     (t) => t > (failing.requests[0]?.receivedAt ?? 0) + 1100,
     { everyMs: 100 },
   );
-  const result = await svc.service.worker.maintain();
+  const result = await shared.svc.service.worker.maintain();
   assert.deepEqual(result?.disabled, [{ tenantId: "auto", endpointId: "failing" }]);
-  const { endpoint } = await svc.endpoints.getEndpoint({ tenantId: "auto", id: "failing" });
+  const { endpoint } = await shared.svc.endpoints.getEndpoint({ tenantId: "auto", id: "failing" });
   assert.equal(endpoint?.status, EndpointStatus.DISABLED);
   assert.match(endpoint?.disabledReason ?? "", /every attempt failed for 1 s/);
 
   healthy = true;
-  await svc.endpoints.updateEndpoint({ tenantId: "auto", id: "failing", status: EndpointStatus.ENABLED });
-  await svc.emit.emit({ tenantId: "auto", eventId: "e2", eventType: "x", dataJson: "{}" });
-  const deliveries = await finalDeliveries(svc, "auto", "e2");
+  await shared.svc.endpoints.updateEndpoint({
+    tenantId: "auto",
+    id: "failing",
+    status: EndpointStatus.ENABLED,
+  });
+  await shared.svc.emit.emit({ tenantId: "auto", eventId: "e2", eventType: "x", dataJson: "{}" });
+  const deliveries = await finalDeliveries(shared.svc, "auto", "e2");
   assert.ok(deliveries.every((d) => d.status === DeliveryStatus.DELIVERED));
   assert.deepEqual(
-    (await svc.service.worker.maintain())?.disabled,
+    (await shared.svc.service.worker.maintain())?.disabled,
     [],
     "a re-enabled endpoint starts afresh",
   );
 });
 
 test("retention purges events, deliveries and attempts older than the window, and nothing newer", async () => {
-  const r = await startReceiver();
-  receivers.push(r);
-  await svc.endpoints.createEndpoint({ tenantId: "old", id: "ep", url: r.url });
-  const db = svc.service.infra.store.db;
+  const r = await shared.receiver();
+  await shared.svc.endpoints.createEndpoint({ tenantId: "old", id: "ep", url: r.url });
+  const db = shared.svc.service.infra.store.db;
   const longAgo = new Date(Date.now() - 2 * 86_400_000);
   for (const n of [1, 2, 3]) {
     const { deliveries } = await emitEvent(
@@ -85,14 +79,14 @@ test("retention purges events, deliveries and attempts older than the window, an
       longAgo,
     );
   }
-  await svc.emit.emit({ tenantId: "old", eventId: "recent", eventType: "x", dataJson: "{}" });
-  await finalDeliveries(svc, "old", "recent");
-  const result = await svc.service.worker.maintain();
+  await shared.svc.emit.emit({ tenantId: "old", eventId: "recent", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(shared.svc, "old", "recent");
+  const result = await shared.svc.service.worker.maintain();
   assert.equal(result?.purged, 9, "3 attempts, 3 deliveries, 3 events");
-  await assert.rejects(svc.emit.getEvent({ tenantId: "old", eventId: "old1" }), /not found/);
-  const { deliveries } = await svc.emit.getEvent({ tenantId: "old", eventId: "recent" });
+  await assert.rejects(shared.svc.emit.getEvent({ tenantId: "old", eventId: "old1" }), /not found/);
+  const { deliveries } = await shared.svc.emit.getEvent({ tenantId: "old", eventId: "recent" });
   assert.equal(deliveries[0]?.status, DeliveryStatus.DELIVERED);
-  const { attempts } = await svc.log.listAttempts({ tenantId: "old" });
+  const { attempts } = await shared.svc.log.listAttempts({ tenantId: "old" });
   assert.deepEqual(
     attempts.map((a) => a.eventId),
     ["recent"],
@@ -100,8 +94,8 @@ test("retention purges events, deliveries and attempts older than the window, an
 });
 
 test("embedded, maintenance vacuums: rows rewritten on every attempt do not grow the store for ever", async () => {
-  const { db, embedded } = svc.service.infra.store;
-  const result = await svc.service.worker.maintain();
+  const { db, embedded } = shared.svc.service.infra.store;
+  const result = await shared.svc.service.worker.maintain();
   // PostgreSQL vacuums itself (autovacuum); only embedded PGlite needs it done.
   assert.equal(result?.vacuumed, embedded);
   if (!embedded) return;
@@ -119,7 +113,7 @@ test("embedded, maintenance vacuums: rows rewritten on every attempt do not grow
   const created = await size();
   await rewriteEveryRow(3);
   const unvacuumedGrowth = (await size()) - created;
-  await svc.service.worker.maintain();
+  await shared.svc.service.worker.maintain();
   const before = await size();
   await rewriteEveryRow(3);
   // Without the vacuum the three rewrites would have added as much again; with it they reuse space.

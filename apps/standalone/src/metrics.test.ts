@@ -1,40 +1,31 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { eventually, type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
-import { finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+import { test } from "node:test";
+import { eventually, readTestSettings } from "@hookline/testkit";
+import { finalDeliveries, sharedTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
-let svc: TestService;
-const receivers: Receiver[] = [];
-before(async () => {
-  svc = await startTestService(settings, {
-    HOOKLINE_METRICS_ADDR: "127.0.0.1:0",
-    HOOKLINE_RETRY_SCHEDULE: "20ms",
-    HOOKLINE_SWEEP_INTERVAL: "1h",
-    HOOKLINE_SWEEP_GRACE: "0ms",
-  });
-});
-after(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await svc.close();
+const shared = sharedTestService(settings, {
+  HOOKLINE_METRICS_ADDR: "127.0.0.1:0",
+  HOOKLINE_RETRY_SCHEDULE: "20ms",
+  HOOKLINE_SWEEP_INTERVAL: "1h",
+  HOOKLINE_SWEEP_GRACE: "0ms",
 });
 
-const scrape = async () => (await fetch(`http://127.0.0.1:${svc.service.metricsPort}/metrics`)).text();
+const scrape = async () => (await fetch(`http://127.0.0.1:${shared.svc.service.metricsPort}/metrics`)).text();
 const value = (text: string, series: string) => {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 };
 
 test("/metrics counts deliveries by outcome, attempts by status class, durations, backlog and streams", async () => {
-  const ok = await startReceiver();
-  const bad = await startReceiver(() => ({ status: 503 }));
-  const stuck = await startReceiver(() => "hang");
-  receivers.push(ok, bad, stuck);
-  await svc.endpoints.createEndpoint({ tenantId: "m", id: "ok", url: ok.url, eventTypes: ["a"] });
-  await svc.endpoints.createEndpoint({ tenantId: "m", id: "bad", url: bad.url, eventTypes: ["a"] });
-  await svc.emit.emit({ tenantId: "m", eventId: "e1", eventType: "a", dataJson: "{}" });
-  await finalDeliveries(svc, "m", "e1");
+  const ok = await shared.receiver();
+  const bad = await shared.receiver(() => ({ status: 503 }));
+  const stuck = await shared.receiver(() => "hang");
+  await shared.svc.endpoints.createEndpoint({ tenantId: "m", id: "ok", url: ok.url, eventTypes: ["a"] });
+  await shared.svc.endpoints.createEndpoint({ tenantId: "m", id: "bad", url: bad.url, eventTypes: ["a"] });
+  await shared.svc.emit.emit({ tenantId: "m", eventId: "e1", eventType: "a", dataJson: "{}" });
+  await finalDeliveries(shared.svc, "m", "e1");
   const text = await scrape();
   assert.equal(value(text, 'hookline_deliveries_total{outcome="delivered"}'), 1);
   assert.equal(value(text, 'hookline_deliveries_total{outcome="failed"}'), 1);
@@ -43,9 +34,14 @@ test("/metrics counts deliveries by outcome, attempts by status class, durations
   assert.equal(value(text, "hookline_attempt_duration_seconds_count"), 3);
 
   // A backlog: the hanging endpoint holds its two slots, three more deliveries wait.
-  await svc.endpoints.createEndpoint({ tenantId: "m", id: "stuck", url: stuck.url, eventTypes: ["b"] });
+  await shared.svc.endpoints.createEndpoint({
+    tenantId: "m",
+    id: "stuck",
+    url: stuck.url,
+    eventTypes: ["b"],
+  });
   for (const n of [1, 2, 3, 4, 5])
-    await svc.emit.emit({ tenantId: "m", eventId: `b${n}`, eventType: "b", dataJson: "{}" });
+    await shared.svc.emit.emit({ tenantId: "m", eventId: `b${n}`, eventType: "b", dataJson: "{}" });
   await stuck.waitForRequests(2);
   const backlog = await scrape();
   const depth = backlog.split("\n").find((l) => l.startsWith("hookline_queue_depth{"));
@@ -53,11 +49,11 @@ test("/metrics counts deliveries by outcome, attempts by status class, durations
   assert.match(backlog, /hookline_oldest_pending_age_seconds\{queue="hookline-ep-[^"]+"\} \d/);
 
   // The sweeper finds nothing stranded here (every pending delivery has its job).
-  await svc.service.worker.sweep();
+  await shared.svc.service.worker.sweep();
   assert.equal(value(await scrape(), "hookline_sweeper_reenqueued_total"), 0);
 
   const controller = new AbortController();
-  const stream = svc.log
+  const stream = shared.svc.log
     .watchAttempts({ tenantId: "m" }, { signal: controller.signal })
     [Symbol.asyncIterator]();
   void stream.next().catch(() => undefined);

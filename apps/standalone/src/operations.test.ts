@@ -1,54 +1,49 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AttemptTrigger, DeliveryStatus } from "@hookline/contracts";
-import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
-import { attemptsOf, finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+import { readTestSettings } from "@hookline/testkit";
+import { attemptsOf, finalDeliveries, sharedTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
-let svc: TestService;
-const receivers: Receiver[] = [];
-before(async () => {
-  svc = await startTestService(settings, {
-    HOOKLINE_RETRY_SCHEDULE: "20ms",
-    HOOKLINE_DELIVERY_TIMEOUT_MS: "300",
-  });
+const shared = sharedTestService(settings, {
+  HOOKLINE_RETRY_SCHEDULE: "20ms",
+  HOOKLINE_DELIVERY_TIMEOUT_MS: "300",
 });
-after(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await svc.close();
-});
-async function receiver(reply?: Parameters<typeof startReceiver>[0]) {
-  const r = await startReceiver(reply);
-  receivers.push(r);
-  return r;
-}
+const { receiver } = shared;
 
 test("after a rotation, requests verify with the old secret and with the new one until the grace ends", async () => {
   const r = await receiver();
-  const { endpoint: created } = await svc.endpoints.createEndpoint({ tenantId: "rot", id: "ep", url: r.url });
+  const { endpoint: created } = await shared.svc.endpoints.createEndpoint({
+    tenantId: "rot",
+    id: "ep",
+    url: r.url,
+  });
   const oldSecret = created?.secret ?? "";
-  const { endpoint: rotated } = await svc.endpoints.rotateEndpointSecret({ tenantId: "rot", id: "ep" });
+  const { endpoint: rotated } = await shared.svc.endpoints.rotateEndpointSecret({
+    tenantId: "rot",
+    id: "ep",
+  });
   const newSecret = rotated?.secret ?? "";
   assert.notEqual(newSecret, oldSecret);
-  await svc.emit.emit({ tenantId: "rot", eventId: "during", eventType: "x", dataJson: "{}" });
-  await finalDeliveries(svc, "rot", "during");
+  await shared.svc.emit.emit({ tenantId: "rot", eventId: "during", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(shared.svc, "rot", "during");
   assert.equal(r.requests.length, 1);
   assert.ok(r.verifyAll([oldSecret]), "a receiver holding only the old secret verifies");
   assert.ok(r.verifyAll([newSecret]), "a receiver holding only the new secret verifies");
   assert.equal(String(r.requests[0]?.headers["webhook-signature"]).split(" ").length, 2);
 
   // Rotating again with no grace retires every earlier secret at once.
-  const { endpoint: again } = await svc.endpoints.rotateEndpointSecret({
+  const { endpoint: again } = await shared.svc.endpoints.rotateEndpointSecret({
     tenantId: "rot",
     id: "ep",
     gracePeriod: create(DurationSchema, { seconds: 0n }),
   });
-  await svc.emit.emit({ tenantId: "rot", eventId: "after", eventType: "x", dataJson: "{}" });
-  await finalDeliveries(svc, "rot", "after");
+  await shared.svc.emit.emit({ tenantId: "rot", eventId: "after", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(shared.svc, "rot", "after");
   const last = await receiver();
   last.requests.push(...r.requests.slice(1));
   assert.ok(last.verifyAll([again?.secret ?? ""]));
@@ -56,28 +51,31 @@ test("after a rotation, requests verify with the old secret and with the new one
     !last.verifyAll([oldSecret]) && !last.verifyAll([newSecret]),
     "the retired secrets no longer sign",
   );
-  const { endpoints } = await svc.endpoints.listEndpoints({ tenantId: "rot" });
+  const { endpoints } = await shared.svc.endpoints.listEndpoints({ tenantId: "rot" });
   assert.equal(endpoints[0]?.secret, "", "lists never carry secrets");
 });
 
 test("RetryDelivery makes one manual attempt for a failed delivery", async () => {
   let healthy = false;
   const r = await receiver(() => ({ status: healthy ? 200 : 500 }));
-  await svc.endpoints.createEndpoint({ tenantId: "retry", id: "ep", url: r.url });
-  const { deliveryIds } = await svc.emit.emit({
+  await shared.svc.endpoints.createEndpoint({ tenantId: "retry", id: "ep", url: r.url });
+  const { deliveryIds } = await shared.svc.emit.emit({
     tenantId: "retry",
     eventId: "e",
     eventType: "x",
     dataJson: "{}",
   });
-  const [failed] = await finalDeliveries(svc, "retry", "e");
+  const [failed] = await finalDeliveries(shared.svc, "retry", "e");
   assert.equal(failed?.status, DeliveryStatus.FAILED);
   healthy = true;
-  const { delivery } = await svc.log.retryDelivery({ tenantId: "retry", deliveryId: deliveryIds[0] ?? "" });
+  const { delivery } = await shared.svc.log.retryDelivery({
+    tenantId: "retry",
+    deliveryId: deliveryIds[0] ?? "",
+  });
   assert.equal(delivery?.status, DeliveryStatus.PENDING);
-  const [done] = await finalDeliveries(svc, "retry", "e");
+  const [done] = await finalDeliveries(shared.svc, "retry", "e");
   assert.equal(done?.status, DeliveryStatus.DELIVERED);
-  const attempts = await attemptsOf(svc, "retry", "e");
+  const attempts = await attemptsOf(shared.svc, "retry", "e");
   assert.deepEqual(
     attempts.map((a) => [a.attemptNumber, a.responseStatus, a.trigger]),
     [
@@ -87,35 +85,43 @@ test("RetryDelivery makes one manual attempt for a failed delivery", async () =>
     ],
   );
   // A resend of a delivered delivery is allowed too; a pending one is refused.
-  await svc.log.retryDelivery({ tenantId: "retry", deliveryId: deliveryIds[0] ?? "" });
+  await shared.svc.log.retryDelivery({ tenantId: "retry", deliveryId: deliveryIds[0] ?? "" });
   await r.waitForRequests(4);
-  const pending = await svc.emit.emit({ tenantId: "retry", eventId: "slow", eventType: "x", dataJson: "{}" });
+  const pending = await shared.svc.emit.emit({
+    tenantId: "retry",
+    eventId: "slow",
+    eventType: "x",
+    dataJson: "{}",
+  });
   healthy = false;
-  await svc.log
+  await shared.svc.log
     .retryDelivery({ tenantId: "retry", deliveryId: pending.deliveryIds[0] ?? "" })
     .catch((error: unknown) => assert.equal(ConnectError.from(error).code, Code.FailedPrecondition));
-  await assert.rejects(svc.log.retryDelivery({ tenantId: "retry", deliveryId: "dl_nope" }), /not found/);
+  await assert.rejects(
+    shared.svc.log.retryDelivery({ tenantId: "retry", deliveryId: "dl_nope" }),
+    /not found/,
+  );
 });
 
 test("RecoverEndpoint requeues the endpoint's failed deliveries since a time, once", async () => {
   let healthy = false;
   const r = await receiver(() => ({ status: healthy ? 200 : 503 }));
-  await svc.endpoints.createEndpoint({ tenantId: "recover", id: "ep", url: r.url });
+  await shared.svc.endpoints.createEndpoint({ tenantId: "recover", id: "ep", url: r.url });
   for (const n of [1, 2, 3])
-    await svc.emit.emit({ tenantId: "recover", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
-  for (const n of [1, 2, 3]) await finalDeliveries(svc, "recover", `e${n}`);
+    await shared.svc.emit.emit({ tenantId: "recover", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
+  for (const n of [1, 2, 3]) await finalDeliveries(shared.svc, "recover", `e${n}`);
   healthy = true;
   const since = timestampFromDate(new Date(Date.now() - 3_600_000));
-  const { requeued } = await svc.endpoints.recoverEndpoint({ tenantId: "recover", id: "ep", since });
+  const { requeued } = await shared.svc.endpoints.recoverEndpoint({ tenantId: "recover", id: "ep", since });
   assert.equal(requeued, 3);
   for (const n of [1, 2, 3]) {
-    const [d] = await finalDeliveries(svc, "recover", `e${n}`);
+    const [d] = await finalDeliveries(shared.svc, "recover", `e${n}`);
     assert.equal(d?.status, DeliveryStatus.DELIVERED);
   }
-  const again = await svc.endpoints.recoverEndpoint({ tenantId: "recover", id: "ep", since });
+  const again = await shared.svc.endpoints.recoverEndpoint({ tenantId: "recover", id: "ep", since });
   assert.equal(again.requeued, 0, "nothing failed is left");
   await assert.rejects(
-    svc.endpoints.recoverEndpoint({
+    shared.svc.endpoints.recoverEndpoint({
       tenantId: "recover",
       id: "ep",
       since: timestampFromDate(new Date(Date.now() - 15 * 86_400_000)),

@@ -1,24 +1,16 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { Attempt } from "@hookline/contracts";
 import { DeliveryStatus } from "@hookline/contracts";
-import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
-import { attemptsOf, finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
+import { readTestSettings, type startReceiver } from "@hookline/testkit";
+import { attemptsOf, finalDeliveries, sharedTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
 // Two retries 700 ms apart (±20% jitter): long enough to tell a Retry-After from the schedule.
 const WAIT = 700;
 const LATENESS = 300; // how late a retry may start on either queue backend
-let svc: TestService;
-const receivers: Receiver[] = [];
-before(async () => {
-  svc = await startTestService(settings, { HOOKLINE_RETRY_SCHEDULE: "700ms,700ms" });
-});
-after(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await svc.close();
-});
+const shared = sharedTestService(settings, { HOOKLINE_RETRY_SCHEDULE: "700ms,700ms" });
 
 /** Time from the end of each attempt to the start of the next. */
 function gaps(attempts: Attempt[]): number[] {
@@ -30,12 +22,11 @@ function gaps(attempts: Attempt[]): number[] {
 }
 
 async function run(tenantId: string, reply: Parameters<typeof startReceiver>[0]) {
-  const r = await startReceiver(reply);
-  receivers.push(r);
-  await svc.endpoints.createEndpoint({ tenantId, id: "ep", url: r.url });
-  await svc.emit.emit({ tenantId, eventId: "e", eventType: "x", dataJson: "{}" });
-  const [delivery] = await finalDeliveries(svc, tenantId, "e");
-  return { delivery, attempts: await attemptsOf(svc, tenantId, "e"), receiver: r };
+  const r = await shared.receiver(reply);
+  await shared.svc.endpoints.createEndpoint({ tenantId, id: "ep", url: r.url });
+  await shared.svc.emit.emit({ tenantId, eventId: "e", eventType: "x", dataJson: "{}" });
+  const [delivery] = await finalDeliveries(shared.svc, tenantId, "e");
+  return { delivery, attempts: await attemptsOf(shared.svc, tenantId, "e"), receiver: r };
 }
 
 test("retries run on the schedule, within the jitter, and not late", async () => {

@@ -1,9 +1,17 @@
+import { after, before } from "node:test";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "@hookline/config";
 import { AttemptLogService, DeliveryStatus, EmitService, EndpointService } from "@hookline/contracts";
 import { createLogger } from "@hookline/runtime";
-import { createTestBackend, eventually, type TestBackend, type TestSettings } from "@hookline/testkit";
+import {
+  createTestBackend,
+  eventually,
+  type Receiver,
+  startReceiver,
+  type TestBackend,
+  type TestSettings,
+} from "@hookline/testkit";
 import { type Service, startService } from "./service.js";
 
 export interface TestService {
@@ -45,6 +53,38 @@ export async function startTestService(
     async close() {
       await service.close();
       await backend.dispose();
+    },
+  };
+}
+
+/** A service shared by one test file's tests, and the receivers they start. */
+export interface SharedService {
+  /** The running service (set once the file's before hook has run). */
+  readonly svc: TestService;
+  /** Starts a receiver that is closed with the service after the file's tests. */
+  receiver(reply?: Parameters<typeof startReceiver>[0]): Promise<Receiver>;
+}
+
+/** Starts one service before a test file's tests and closes it, and every receiver, after them. */
+export function sharedTestService(settings: TestSettings, env: Record<string, string> = {}): SharedService {
+  let svc: TestService | undefined;
+  const receivers: Receiver[] = [];
+  before(async () => {
+    svc = await startTestService(settings, env);
+  });
+  after(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await svc?.close();
+  });
+  return {
+    get svc() {
+      if (!svc) throw new Error("the service starts in the test file's before hook");
+      return svc;
+    },
+    async receiver(reply) {
+      const r = await startReceiver(reply);
+      receivers.push(r);
+      return r;
     },
   };
 }
