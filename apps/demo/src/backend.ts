@@ -30,6 +30,11 @@ export async function startBackend(env: NodeJS.ProcessEnv): Promise<DemoBackend>
   // Fresh per run, so queues left by an earlier run on the same Redis are never shared.
   const prefix = `${nonEmpty(env.BULLMQ_PREFIX) ?? "hookline-demo"}-${randomBytes(4).toString("hex")}`;
   const common: Record<string, string> = {
+    // The demo's own environment first (DATABASE_URL, REDIS_URL, NODE_EXTRA_CA_CERTS...): the
+    // processes it starts run where the user pointed it.
+    ...Object.fromEntries(
+      Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    ),
     HOOKLINE_RETRY_SCHEDULE: RETRY_WAITS_MS.map((ms) => `${ms}ms`).join(","),
     HOOKLINE_DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
     HOOKLINE_API_ADDR: "127.0.0.1:0",
