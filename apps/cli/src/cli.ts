@@ -21,6 +21,8 @@ const OPTIONS = {
   delivery: { type: "string" },
   after: { type: "string" },
   limit: { type: "string" },
+  "max-in-flight": { type: "string" },
+  "rate-limit": { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -39,17 +41,28 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     name: "endpoints create",
     args: [],
-    options: ["tenant", "url", "id", "description", "event-type", "secret"],
-    usage: "--tenant T --url URL [--id ID] [--description TEXT] [--event-type TYPE]... [--secret S]",
+    options: ["tenant", "url", "id", "description", "event-type", "secret", "max-in-flight", "rate-limit"],
+    usage:
+      "--tenant T --url URL [--id ID] [--description TEXT] [--event-type TYPE]... [--secret S] [--max-in-flight N] [--rate-limit PER_SECOND]",
   },
   { name: "endpoints list", args: [], options: ["tenant", "limit"], usage: "--tenant T [--limit N]" },
   { name: "endpoints get", args: ["<id>"], options: ["tenant"], usage: "<id> --tenant T" },
   {
     name: "endpoints update",
     args: ["<id>"],
-    options: ["tenant", "url", "description", "event-type", "all-event-types", "enable", "disable"],
+    options: [
+      "tenant",
+      "url",
+      "description",
+      "event-type",
+      "all-event-types",
+      "enable",
+      "disable",
+      "max-in-flight",
+      "rate-limit",
+    ],
     usage:
-      "<id> --tenant T [--url URL] [--description TEXT] [--event-type TYPE]... [--all-event-types] [--enable|--disable]",
+      "<id> --tenant T [--url URL] [--description TEXT] [--event-type TYPE]... [--all-event-types] [--enable|--disable] [--max-in-flight N (0: default)] [--rate-limit PER_SECOND (0: none)]",
   },
   { name: "endpoints delete", args: ["<id>"], options: ["tenant"], usage: "<id> --tenant T" },
   {

@@ -22,6 +22,7 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
           description: values.description ?? "",
           eventTypes: values["event-type"] ?? [],
           secret: values.secret ?? "",
+          ...limitFields(values, command),
         },
         call,
       );
@@ -73,7 +74,14 @@ function updateRequest(ctx: Context, tenantId: string, id: string) {
       ? EndpointStatus.DISABLED
       : undefined;
   const replace = types !== undefined || values["all-event-types"] === true;
-  if (values.url === undefined && values.description === undefined && !replace && status === undefined) {
+  const limits = limitFields(values, command ?? "endpoints update");
+  if (
+    values.url === undefined &&
+    values.description === undefined &&
+    !replace &&
+    status === undefined &&
+    Object.keys(limits).length === 0
+  ) {
     throw new UsageError("nothing to update: give at least one field to change", command);
   }
   return {
@@ -82,8 +90,28 @@ function updateRequest(ctx: Context, tenantId: string, id: string) {
     ...(values.url !== undefined && { url: values.url }),
     ...(values.description !== undefined && { description: values.description }),
     ...(status !== undefined && { status }),
+    ...limits,
     eventTypes: types ?? [],
     replaceEventTypes: replace,
+  };
+}
+
+/** --max-in-flight and --rate-limit as request fields; the server checks their ranges. */
+function limitFields(
+  values: { "max-in-flight"?: string | undefined; "rate-limit"?: string | undefined },
+  command: string,
+): { maxInFlight?: number; rateLimitPerSecond?: number } {
+  const number = (flag: string, text: string | undefined) => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (text.trim() === "" || !Number.isFinite(n)) throw new UsageError(`${flag} must be a number`, command);
+    return n;
+  };
+  const maxInFlight = number("--max-in-flight", values["max-in-flight"]);
+  const rateLimitPerSecond = number("--rate-limit", values["rate-limit"]);
+  return {
+    ...(maxInFlight !== undefined && { maxInFlight }),
+    ...(rateLimitPerSecond !== undefined && { rateLimitPerSecond }),
   };
 }
 

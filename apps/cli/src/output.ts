@@ -58,6 +58,8 @@ export function endpointFields(e: Endpoint, withSecret: boolean): string {
     ["description", e.description || "-"],
     ["event types", e.eventTypes.length > 0 ? e.eventTypes.join(", ") : "(all)"],
     ["status", endpointStatus(e)],
+    ["max in flight", e.maxInFlight === undefined ? "(service default)" : String(e.maxInFlight)],
+    ["rate limit", e.rateLimitPerSecond === undefined ? "(none)" : `${e.rateLimitPerSecond}/s`],
   ];
   if (withSecret) pairs.push(["secret", e.secret]);
   pairs.push(["created", time(e.createdAt)], ["updated", time(e.updatedAt)]);

@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -11,33 +9,10 @@ import {
   type HooklineProcess,
   readTestSettings,
   spawnHookline,
+  startSlowReceiver,
 } from "@hookline/testkit";
 
 const settings = readTestSettings(process.env);
-
-/** A receiver that answers after delayMs and tracks how many requests it holds at once. */
-async function slowReceiver(delayMs: number) {
-  const state = { inFlight: 0, maxInFlight: 0, ids: [] as string[] };
-  const server = http.createServer((req, res) => {
-    state.inFlight += 1;
-    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
-    state.ids.push(String(req.headers["webhook-id"]));
-    req.resume();
-    setTimeout(() => {
-      state.inFlight -= 1;
-      res.end("ok");
-    }, delayMs);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    state,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 function clients(address: string | undefined) {
   const transport = createGrpcTransport({ baseUrl: `http://${address}` });
@@ -55,7 +30,7 @@ test("two worker processes sharing a prefix share the per-endpoint cap", {
     !servers && "needs two worker processes on one PostgreSQL (the embedded store belongs to one process)",
 }, async () => {
   const backend = await createTestBackend(settings, "servers");
-  const receiver = await slowReceiver(100);
+  const receiver = await startSlowReceiver(100);
   const env = { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0", HOOKLINE_ENDPOINT_CONCURRENCY: "2" };
   const procs: HooklineProcess[] = [];
   try {
@@ -82,9 +57,66 @@ test("two worker processes sharing a prefix share the per-endpoint cap", {
   }
 });
 
+for (const queue of ["redis", "postgres"] as const) {
+  test(`an endpoint's max_in_flight and rate limit hold across two worker processes (${queue} queue)`, {
+    skip:
+      !servers && "needs two worker processes on one PostgreSQL (the embedded store belongs to one process)",
+  }, async () => {
+    const backend = await createTestBackend(settings, "servers");
+    const capped = await startSlowReceiver(150);
+    const paced = await startSlowReceiver(0);
+    const env: Record<string, string> = { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" };
+    if (queue === "postgres") delete env.REDIS_URL;
+    const procs: HooklineProcess[] = [];
+    try {
+      procs.push(
+        await spawnHookline("api", env),
+        await spawnHookline("worker", env),
+        await spawnHookline("worker", env),
+      );
+      const api = clients(procs[0]?.address);
+      await api.endpoints.createEndpoint({ tenantId: "cap", id: "ep", url: capped.url, maxInFlight: 3 });
+      await api.endpoints.createEndpoint({
+        tenantId: "rate",
+        id: "ep",
+        url: paced.url,
+        rateLimitPerSecond: 10,
+      });
+      const emitMany = (tenantId: string, count: number) =>
+        Promise.all(
+          Array.from({ length: count }, (_, n) =>
+            api.emit.emit({ tenantId, eventId: `e${n}`, eventType: "x", dataJson: "{}" }),
+          ),
+        );
+      await Promise.all([emitMany("cap", 24), emitMany("rate", 31)]);
+      for (const [tenantId, count] of [
+        ["cap", 24],
+        ["rate", 31],
+      ] as const) {
+        await eventually(
+          () => api.log.listDeliveries({ tenantId, status: DeliveryStatus.DELIVERED, pageSize: 100 }),
+          (r) => r.deliveries.length === count,
+          { timeoutMs: 30_000 },
+        );
+      }
+      // Each worker alone may run 3 to one endpoint; together, without a shared cap, 6.
+      assert.equal(capped.state.maxInFlight, 3);
+      // 31 starts at 10/s take three seconds after the first; two workers each allowing 10/s, 1.5.
+      const span = (paced.state.arrivals[30] ?? 0) - (paced.state.arrivals[0] ?? 0);
+      assert.ok(span >= 2500, `31 starts at 10/s took ${span} ms`);
+      assert.equal(new Set(paced.state.ids).size, 31);
+    } finally {
+      for (const p of procs) await p.stop();
+      await capped.close();
+      await paced.close();
+      await backend.dispose();
+    }
+  });
+}
+
 test("SIGTERM lets in-flight attempts finish; after a restart every delivery is delivered", async () => {
   const backend = await createTestBackend(settings);
-  const receiver = await slowReceiver(200);
+  const receiver = await startSlowReceiver(200);
   const env = { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0", HOOKLINE_DISCOVERY_INTERVAL: "200ms" };
   // Embedded: the one process is both; on servers the worker is stopped while the api keeps serving.
   const start = () => spawnHookline(servers ? "worker" : "standalone", env);
@@ -135,7 +167,7 @@ for (const queue of ["redis", "postgres"] as const) {
       "the embedded default is one process; in-process streaming is covered by watch-attempts.test.ts",
   }, async () => {
     const backend = await createTestBackend(settings, "servers");
-    const receiver = await slowReceiver(0);
+    const receiver = await startSlowReceiver(0);
     const env: Record<string, string> = { ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" };
     if (queue === "postgres") delete env.REDIS_URL;
     const procs: HooklineProcess[] = [];

@@ -27,6 +27,7 @@ export async function startWorkerFromConfig(
     sweeper: config.sweeper,
     maintenance: { ...config.maintenance, vacuum: infra.store.embedded },
     discoveryIntervalMs: config.queue.discoveryIntervalMs,
+    idleCloseMs: config.queue.queueIdleMs,
     stalledAfterMs: config.queue.stalledAfterMs,
     log: (message, fields) => log.info(message, fields),
     ...hooks,

@@ -1,11 +1,11 @@
 import type { DeliveryConsumer, FedQueue, QueueRouting } from "@hookline/queue";
-import { type Database, findEndpointsWithWork } from "@hookline/store";
+import { type Database, endpointLimits, findEndpointsWithWork } from "@hookline/store";
 import type { Kysely } from "kysely";
 
 export interface DemandDeps {
   db: Kysely<Database>;
   routing: QueueRouting;
-  consumer: Pick<DeliveryConsumer, "demand" | "hasOpen">;
+  consumer: Pick<DeliveryConsumer, "demand" | "hasOpen" | "openEndpoints" | "updateLimits">;
   now(): number;
   /** Scans at least this often, whatever the signals say (they may be lost). */
   intervalMs: number;
@@ -33,15 +33,26 @@ export function watchDemand(deps: DemandDeps): DemandWatcher {
   const scanOnce = async () => {
     const now = deps.now();
     const { due, nextDueAt } = await findEndpointsWithWork(deps.db, new Date(now + LOOKAHEAD_MS));
+    const limitsOf = (row: { maxInFlight: number | null; rateLimitPerSecond: number | null }) =>
+      deps.routing.limitsOf({ maxInFlight: row.maxInFlight, ratePerSecond: row.rateLimitPerSecond });
     deps.consumer.demand(
       due.map((work) => ({
         queue: deps.routing.queueOf(work),
         dueAt: work.dueAt.getTime(),
-        limits: deps.routing.limitsOf({
-          maxInFlight: work.maxInFlight,
-          ratePerSecond: work.rateLimitPerSecond,
+        limits: limitsOf(work),
+        ...(deps.routing.lanes === 0 && {
+          endpoint: { tenantId: work.tenantId, endpointId: work.endpointId },
         }),
       })),
+    );
+    // Open queues with nothing due may still have had their limits changed.
+    const open = deps.consumer.openEndpoints();
+    const rows = await endpointLimits(
+      deps.db,
+      open.map((o) => o.endpoint),
+    );
+    deps.consumer.updateLimits(
+      rows.map((row) => ({ queue: deps.routing.queueOf(row), limits: limitsOf(row) })),
     );
     // Look again when the next delivery falls due, or on the interval, whichever comes first.
     const wait = Math.min(

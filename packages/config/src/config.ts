@@ -32,6 +32,8 @@ export interface HooklineConfig {
      * 64 on Redis, 8 on PostgreSQL, whose connections are dearer.
      */
     workerQueues: number | undefined;
+    /** An open queue with nothing in flight for this long is closed (it reopens when work is due). */
+    queueIdleMs: number;
     /** How long an idle PostgreSQL-backed worker waits before polling again. */
     pollIntervalMs: number;
     /** How often workers look for endpoints that need a consumer. */
@@ -154,6 +156,7 @@ export function loadConfig(env: Env): HooklineConfig {
       prefix,
       endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "2", int(1, 1000)),
       lanes: read("HOOKLINE_LANES", "0", int(0, 10_000)),
+      queueIdleMs: read("HOOKLINE_QUEUE_IDLE", "2s", duration),
       workerQueues: read("HOOKLINE_WORKER_QUEUES", "", (text) =>
         text === "" ? undefined : int(1, 10_000)(text),
       ),

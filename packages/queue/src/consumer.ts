@@ -1,6 +1,7 @@
 import { type Job, Queue, Worker } from "bullmq";
 import type { QueueBackend } from "./backend.js";
-import type { DeliveryJobData, QueueLimits } from "./routing.js";
+import { writeQueueLimits } from "./limits.js";
+import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
 export type DeliveryProcessor = (job: DeliveryJobData, queueName: string) => Promise<void>;
 
@@ -9,6 +10,8 @@ export interface QueueDemand {
   queue: string;
   dueAt: number;
   limits: QueueLimits;
+  /** The endpoint it serves (none for a lane). */
+  endpoint?: EndpointRef | undefined;
 }
 
 export interface ConsumerOptions {
@@ -32,6 +35,7 @@ const OPEN_AHEAD_MS = 250;
 
 interface OpenQueue {
   worker: Worker<DeliveryJobData>;
+  endpoint: EndpointRef | undefined;
   limits: QueueLimits;
   /** The backend connection generation the limits were last written in. */
   limitsGeneration: number;
@@ -112,6 +116,21 @@ export class DeliveryConsumer {
     if (!open || dueAt > this.now() + this.options.idleCloseMs) return false;
     open.keepUntil = Math.max(open.keepUntil, dueAt + OPEN_AHEAD_MS);
     return true;
+  }
+
+  /** The endpoints whose queues are open here: their limits are re-read on every scan. */
+  openEndpoints(): { queue: string; endpoint: EndpointRef }[] {
+    const list = [];
+    for (const [queue, open] of this.open) if (open.endpoint) list.push({ queue, endpoint: open.endpoint });
+    return list;
+  }
+
+  /** New limits for open queues (their endpoints were updated). */
+  updateLimits(changes: Iterable<{ queue: string; limits: QueueLimits }>): void {
+    for (const { queue, limits } of changes) {
+      const open = this.open.get(queue);
+      if (open) this.applyLimits(queue, open, limits);
+    }
   }
 
   /** Queues with a Worker open in this process now. */
@@ -216,7 +235,7 @@ export class DeliveryConsumer {
       // Its turn is over: it goes to the back of the line, with whatever it still has queued.
       const [name, open] = longest;
       this.release(name);
-      this.waiting.set(name, { queue: name, dueAt: now, limits: open.limits });
+      this.waiting.set(name, { queue: name, dueAt: now, limits: open.limits, endpoint: open.endpoint });
       return true;
     }
     return false;
@@ -255,6 +274,7 @@ export class DeliveryConsumer {
     worker.on("error", (error) => this.options.onError?.(error, item.queue));
     const entry: OpenQueue = {
       worker,
+      endpoint: item.endpoint,
       limits: item.limits,
       limitsGeneration: -1,
       inFlight: 0,
@@ -298,9 +318,7 @@ export class DeliveryConsumer {
     queue.on("error", () => {});
     this.limitWriter.push(queue);
     try {
-      await queue.setGlobalConcurrency(limits.maxInFlight);
-      if (limits.ratePerSecond === undefined) await queue.removeGlobalRateLimit();
-      else await queue.setGlobalRateLimit(...rateWindow(limits.ratePerSecond));
+      await writeQueueLimits(queue, limits);
       return generation;
     } finally {
       this.limitWriter.splice(this.limitWriter.indexOf(queue), 1);
@@ -323,13 +341,4 @@ export class DeliveryConsumer {
 
 function sameLimits(a: QueueLimits, b: QueueLimits): boolean {
   return a.maxInFlight === b.maxInFlight && a.ratePerSecond === b.ratePerSecond;
-}
-
-/**
- * A rate as BullMQ's (max jobs, window ms). A whole rate is that many per second; any other is
- * one job per 1/rate seconds (2.5/s: one per 400 ms), so no rounding changes the rate.
- */
-export function rateWindow(perSecond: number): [number, number] {
-  if (Number.isInteger(perSecond)) return [perSecond, 1000];
-  return [1, Math.max(1, Math.round(1000 / perSecond))];
 }

@@ -4,8 +4,8 @@ export {
   DeliveryConsumer,
   type DeliveryProcessor,
   type QueueDemand,
-  rateWindow,
 } from "./consumer.js";
+export { rateWindow } from "./limits.js";
 export { DeliveryProducer, type EnqueueItem, type FedQueue, type ProducerOptions } from "./producer.js";
 export {
   type DeliveryJobData,

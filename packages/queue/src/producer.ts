@@ -1,6 +1,7 @@
 import { Batcher } from "@hookline/batching";
 import { Queue } from "bullmq";
 import type { QueueBackend } from "./backend.js";
+import { writeQueueLimits } from "./limits.js";
 import { type DeliveryJobData, type EndpointRef, jobIdFor, type QueueRouting } from "./routing.js";
 
 /** One job to add: a delivery's attempt, due after delayMs. */
@@ -92,6 +93,20 @@ export class DeliveryProducer {
       queue.getJob(jobIdFor(deliveryId, attemptNumber)),
     );
     return job !== undefined && job !== null;
+  }
+
+  /**
+   * Writes an endpoint's new limits into its queue now, so an update holds from the moment it is
+   * answered (workers serving the queue also pick them up on their next look at the store).
+   */
+  async writeLimits(
+    endpoint: EndpointRef,
+    own: { maxInFlight: number | null; ratePerSecond: number | null },
+  ): Promise<void> {
+    if (this.routing.lanes > 0) return;
+    await this.using(this.routing.queueOf(endpoint), (queue) =>
+      writeQueueLimits(queue, this.routing.limitsOf(own)),
+    );
   }
 
   /**

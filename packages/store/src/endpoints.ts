@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import { AlreadyExistsError, isUniqueViolation, NotFoundError } from "./errors.js";
 import { decodePageToken, pageOf } from "./page-token.js";
 import type { Database, EndpointStatusValue, EndpointTable } from "./schema.js";
@@ -218,4 +218,30 @@ export async function rotateEndpointSecret(
       .executeTakeFirstOrThrow();
     return toEndpoint(row);
   });
+}
+
+/** The limits of these endpoints (deleted ones are left out): workers re-read them for the queues they serve. */
+export async function endpointLimits(
+  db: Kysely<Database>,
+  endpoints: readonly { tenantId: string; endpointId: string }[],
+): Promise<
+  { tenantId: string; endpointId: string; maxInFlight: number | null; rateLimitPerSecond: number | null }[]
+> {
+  if (endpoints.length === 0) return [];
+  const { rows } = await sql<{
+    tenant_id: string;
+    id: string;
+    max_in_flight: number | null;
+    rate_limit_per_second: number | null;
+  }>`
+    select ep.tenant_id, ep.id, ep.max_in_flight, ep.rate_limit_per_second
+      from hookline.endpoints ep
+      join unnest(${endpoints.map((e) => e.tenantId)}::text[], ${endpoints.map((e) => e.endpointId)}::text[]) as x(t, i)
+        on ep.tenant_id = x.t and ep.id = x.i`.execute(db);
+  return rows.map((row) => ({
+    tenantId: row.tenant_id,
+    endpointId: row.id,
+    maxInFlight: row.max_in_flight,
+    rateLimitPerSecond: row.rate_limit_per_second,
+  }));
 }

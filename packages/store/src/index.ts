@@ -31,6 +31,7 @@ export {
   deleteEndpoint,
   type EndpointPatch,
   type EndpointRecord,
+  endpointLimits,
   getEndpoint,
   listEndpoints,
   type NewEndpoint,

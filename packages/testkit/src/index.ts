@@ -3,4 +3,5 @@ export { type HooklineApp, type HooklineProcess, spawnHookline } from "./process
 export { type CuttableProxy, startCuttableProxy, startDatabaseProxy } from "./proxy.js";
 export { type ReceivedRequest, type Receiver, type ReceiverReply, startReceiver } from "./receiver.js";
 export { readTestSettings, type TestBackendKind, type TestSettings } from "./settings.js";
+export { type SlowReceiver, startSlowReceiver } from "./slow-receiver.js";
 export { eventually } from "./wait.js";

@@ -113,7 +113,20 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         },
         deps.now(),
       );
-      // Workers serving its queue write new limits into it on their next look at the store.
+      if (limits.maxInFlight !== undefined || limits.rateLimitPerSecond !== undefined) {
+        // Should the queue be away, workers serving it still write them on their next scan.
+        await deps.producer
+          .writeLimits(
+            { tenantId, endpointId: id },
+            { maxInFlight: record.maxInFlight, ratePerSecond: record.rateLimitPerSecond },
+          )
+          .catch((error: unknown) =>
+            deps.log("could not write an endpoint's new limits into its queue yet", {
+              endpointId: id,
+              error: error instanceof Error ? error.message : String(error),
+            }),
+          );
+      }
       if (record.status === "enabled") deps.onEndpointsChanged?.();
       return { endpoint: endpointMessage(record, true) };
     },

@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { loadConfig } from "@hookline/config";
+import { AttemptLogService, DeliveryStatus, EmitService, EndpointService } from "@hookline/contracts";
+import { createLogger } from "@hookline/runtime";
+import { createTestBackend, eventually, readTestSettings, startReceiver } from "@hookline/testkit";
+import { startService } from "./service.js";
+import { sharedTestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
+const shared = sharedTestService(settings, {
+  HOOKLINE_QUEUE_IDLE: "200ms",
+  HOOKLINE_DELIVERY_TIMEOUT_MS: "1000",
+  HOOKLINE_RETRY_SCHEDULE: "1h",
+});
+
+test("an idle service holds no queue open, however many endpoints are registered", async () => {
+  const receiver = await shared.receiver();
+  for (let n = 0; n < 50; n++)
+    await shared.svc.endpoints.createEndpoint({ tenantId: "idle", id: `ep${n}`, url: receiver.url });
+  await shared.svc.service.worker.discover();
+  assert.equal(shared.svc.service.worker.openQueues, 0, "50 endpoints without work: no queue open");
+
+  await shared.svc.emit.emit({ tenantId: "idle", eventId: "one", eventType: "x", dataJson: "{}" });
+  await receiver.waitForRequests(50);
+  // Each queue closes once idle: the cost follows the work, not the endpoint count.
+  await eventually(
+    async () => shared.svc.service.worker.openQueues,
+    (open) => open === 0,
+  );
+});
+
+test("deleting an endpoint cancels its pending deliveries and releases its queue", async () => {
+  const hanging = await shared.receiver(() => "hang");
+  await shared.svc.endpoints.createEndpoint({ tenantId: "del", id: "ep", url: hanging.url });
+  for (let n = 0; n < 5; n++)
+    await shared.svc.emit.emit({ tenantId: "del", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
+  await hanging.waitForRequests(2); // its cap is in flight; three wait on its queue
+  assert.equal(shared.svc.service.worker.openQueues, 1);
+
+  await shared.svc.endpoints.deleteEndpoint({ tenantId: "del", id: "ep" });
+  const { deliveries } = await eventually(
+    () => shared.svc.log.listDeliveries({ tenantId: "del", pageSize: 10 }),
+    (r) => r.deliveries.every((d) => d.status === DeliveryStatus.CANCELLED),
+  );
+  assert.equal(deliveries.length, 5);
+  for (const d of deliveries)
+    assert.equal(
+      await shared.svc.service.infra.producer.hasJob({ tenantId: "del", endpointId: "ep" }, d.id, 1),
+      false,
+      "no job is left in the queue",
+    );
+  await eventually(
+    async () => shared.svc.service.worker.openQueues,
+    (open) => open === 0,
+  );
+  assert.equal(hanging.requests.length, 2, "the waiting deliveries were never sent");
+});
+
+test("switching between per-endpoint queues and lanes on a live system loses nothing", async () => {
+  const backend = await createTestBackend(settings);
+  let failing = true;
+  const receiver = await startReceiver(() => ({ status: failing ? 503 : 200 }));
+  const start = (lanes: string) =>
+    startService(
+      loadConfig({
+        ...backend.env,
+        HOOKLINE_API_ADDR: "127.0.0.1:0",
+        HOOKLINE_QUEUE_POLL_INTERVAL: "20ms",
+        HOOKLINE_LANES: lanes,
+        HOOKLINE_RETRY_SCHEDULE: "200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms,1h",
+        HOOKLINE_RETRY_JITTER: "0",
+        // The sweeper moves what the old layout's queues hold into the new layout's.
+        HOOKLINE_SWEEP_INTERVAL: "200ms",
+        HOOKLINE_SWEEP_GRACE: "100ms",
+      }),
+      createLogger("test", () => {}),
+    );
+  const clients = (address: string) => {
+    const transport = createGrpcTransport({ baseUrl: `http://${address}` });
+    return {
+      endpoints: createClient(EndpointService, transport),
+      emit: createClient(EmitService, transport),
+      log: createClient(AttemptLogService, transport),
+    };
+  };
+  const emitFailing = async (rpc: ReturnType<typeof clients>, ids: string[]) => {
+    failing = true;
+    for (const id of ids) await rpc.emit.emit({ tenantId: "t", eventId: id, eventType: "x", dataJson: "{}" });
+    await eventually(
+      () => rpc.log.listDeliveries({ tenantId: "t", status: DeliveryStatus.PENDING, pageSize: 100 }),
+      (r) => ids.every((id) => r.deliveries.some((d) => d.eventId === id && d.attemptCount >= 1)),
+    );
+  };
+  const allDelivered = (rpc: ReturnType<typeof clients>, count: number) =>
+    eventually(
+      () => rpc.log.listDeliveries({ tenantId: "t", pageSize: 100 }),
+      (r) =>
+        r.deliveries.length === count && r.deliveries.every((d) => d.status === DeliveryStatus.DELIVERED),
+      { timeoutMs: 30_000 },
+    );
+  try {
+    // Lanes, then per-endpoint queues: the pending deliveries' jobs sit in lane queues nobody serves now.
+    let svc = await start("2");
+    let rpc = clients(svc.address);
+    for (const id of ["a", "b"]) await rpc.endpoints.createEndpoint({ tenantId: "t", id, url: receiver.url });
+    await emitFailing(rpc, ["e1", "e2", "e3"]);
+    await svc.close();
+    svc = await start("0");
+    rpc = clients(svc.address);
+    failing = false;
+    await allDelivered(rpc, 6);
+    // And back: per-endpoint queues' jobs left behind when lanes come back.
+    await emitFailing(rpc, ["e4", "e5"]);
+    await svc.close();
+    svc = await start("2");
+    rpc = clients(svc.address);
+    failing = false;
+    await allDelivered(rpc, 10);
+    await svc.close();
+    const delivered = receiver.requests.filter((_, i) => i >= 0).map((r) => r.headers["webhook-id"]);
+    assert.deepEqual([...new Set(delivered)].sort(), ["e1", "e2", "e3", "e4", "e5"]);
+  } finally {
+    await receiver.close();
+    await backend.dispose();
+  }
+});
