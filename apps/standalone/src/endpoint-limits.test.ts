@@ -10,11 +10,7 @@ const settings = readTestSettings(process.env);
 const shared = sharedTestService(settings, { HOOKLINE_ENDPOINT_CONCURRENCY: "2" });
 
 /** Emits count events to a tenant and waits until every delivery is delivered. */
-async function emitAndDeliver(
-  svc: Pick<TestService, "emit" | "log">,
-  tenantId: string,
-  count: number,
-) {
+async function emitAndDeliver(svc: Pick<TestService, "emit" | "log">, tenantId: string, count: number) {
   await Promise.all(
     Array.from({ length: count }, (_, n) =>
       svc.emit.emit({ tenantId, eventId: `e${n}`, eventType: "x", dataJson: "{}" }),
