@@ -1,7 +1,7 @@
 import type { HooklineConfig } from "@hookline/config";
 import { createAddressPolicy, createHttpClient } from "@hookline/delivery";
 import type { HooklineMetrics } from "@hookline/metrics";
-import type { Infrastructure, Logger } from "@hookline/runtime";
+import { type Infrastructure, type Logger, workerQueuesOf } from "@hookline/runtime";
 import { type RunningWorker, startWorker } from "./worker.js";
 
 /** Builds the worker from configuration: the HTTP client here, everything else from infra. */
@@ -23,7 +23,7 @@ export async function startWorkerFromConfig(
     producer: infra.producer,
     http,
     retry: { scheduleMs: config.delivery.retryScheduleMs, jitter: config.delivery.jitter },
-    maxOpenQueues: config.queue.workerQueues ?? (infra.queueBackend.kind === "redis" ? 64 : 8),
+    maxOpenQueues: workerQueuesOf(config),
     sweeper: config.sweeper,
     maintenance: { ...config.maintenance, vacuum: infra.store.embedded },
     discoveryIntervalMs: config.queue.discoveryIntervalMs,

@@ -12,7 +12,12 @@ import pg from "pg";
 /** Where BullMQ keeps its queues: Redis, or its PostgreSQL backend on the store's database. */
 export type QueueBackendOptions =
   | { kind: "redis"; redis: RedisOptions; prefix: string }
-  | { kind: "postgres"; pg: pg.ClientConfig; embedded: boolean; pollIntervalMs: number };
+  | {
+      kind: "postgres";
+      pg: pg.ClientConfig;
+      embedded: boolean;
+      pollIntervalMs: number;
+    };
 
 /** The pieces every Queue and Worker of one process needs, built once and shared. */
 export interface QueueBackend {
@@ -25,6 +30,8 @@ export interface QueueBackend {
    * empty, without the per-queue settings; producers re-apply them when this changes.
    */
   connectionGeneration(): number;
+  /** Called after the shared connection (re)connects: settings kept in the queues may be gone. */
+  onReconnect(listener: () => void): void;
   /** Options for a Worker (BullMQ adds its own blocking connection). */
   workerConnection(): { connection: unknown; prefix?: string; drainDelay?: number };
   close(): Promise<void>;
@@ -43,13 +50,16 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     const shared = new Redis(redisOptions);
     shared.on("error", () => {}); // reconnects by itself; callers see failures on their commands
     let generation = 0;
+    const reconnectListeners: (() => void)[] = [];
     shared.on("ready", () => {
       generation += 1;
+      if (generation > 1) for (const listener of reconnectListeners) listener();
     });
     return {
       kind: "redis",
       factory: undefined,
       connectionGeneration: () => generation,
+      onReconnect: (listener) => reconnectListeners.push(listener),
       queueConnection: () => ({ connection: shared, prefix: options.prefix }),
       // Workers share the main connection; BullMQ gives each its own blocking one.
       workerConnection: () => ({ connection: shared, prefix: options.prefix }),
@@ -66,20 +76,17 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
   } finally {
     await migrator.end();
   }
-  // Producers share one small pool; each Worker gets its own pool and LISTEN client from BullMQ.
-  const sharedPool = new pg.Pool({ ...pgConfig, max: 4, options: `-c search_path=${PG_SCHEMA}` });
-  // Errors surface on the calls that use the pool; a client dropped while checked out must not
-  // throw an unhandled 'error' (pg-pool only listens on idle ones).
-  sharedPool.on("error", () => {});
-  // Every open Queue handle (up to the producer's 1,000) listens on the shared pool.
-  sharedPool.setMaxListeners(2100);
-  sharedPool.on("connect", (client) => client.on("error", () => {}));
+  // Producers share one small pool. Each open Worker gets its own two-connection pool and LISTEN
+  // client from BullMQ (tried: Workers sharing one pool stalled once more queues had turned over
+  // than the pool had connections).
+  const sharedPool = sharedPgPool(pgConfig, 4);
   const workerConfig: PostgresConnectionOptions = { ...(pgConfig as object), schema: PG_SCHEMA, max: 2 };
   return {
     kind: "postgres",
     factory: createPostgresBackend as BackendFactory<IQueueBackend, unknown>,
     // PostgreSQL keeps the queues' settings across restarts.
     connectionGeneration: () => 0,
+    onReconnect: () => {},
     queueConnection: () => ({ connection: sharedPool }),
     workerConnection: () => ({
       connection: workerConfig,
@@ -88,6 +95,24 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     }),
     close: () => sharedPool.end(),
   };
+}
+
+/** A pool BullMQ's PostgreSQL backend can use as is: its schema first on the search path. */
+function sharedPgPool(config: pg.ClientConfig, max: number): pg.Pool {
+  // Idle connections close, so a quiet process holds few.
+  const pool = new pg.Pool({
+    ...config,
+    max,
+    idleTimeoutMillis: 5000,
+    options: `-c search_path=${PG_SCHEMA}`,
+  });
+  // Errors surface on the calls that use the pool; a client dropped while checked out must not
+  // throw an unhandled 'error' (pg-pool only listens on idle ones).
+  pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
+  // Every open Queue or Worker (up to the producer's 1,000 handles) listens on its pool.
+  pool.setMaxListeners(2100);
+  return pool;
 }
 
 /** Connects once without retrying, so a wrong address, password or TLS setting fails at start with its reason. */

@@ -78,6 +78,11 @@ export class DeliveryConsumer {
       Math.max(50, Math.min(options.idleCloseMs, options.turnMs) / 4),
     );
     this.reaper.unref();
+    // A Redis that restarted empty lost every queue's limits: write them again before the
+    // sweeper puts the lost jobs back.
+    backend.onReconnect(() => {
+      for (const [name, open] of this.open) this.applyLimits(name, open, open.limits, true);
+    });
   }
 
   /** Says which queues have work and when it is due; opens them now or when due. */
@@ -91,6 +96,10 @@ export class DeliveryConsumer {
         if (item.dueAt <= now + this.options.idleCloseMs)
           open.keepUntil = Math.max(open.keepUntil, item.dueAt + OPEN_AHEAD_MS);
         else this.addLater(item);
+        // Overdue, yet nothing for us to take: its job is active elsewhere, maybe in a dead
+        // worker. Stay open long enough for BullMQ's stalled check (two passes) to free it.
+        if (open.drained && open.inFlight === 0 && item.dueAt < now - OPEN_AHEAD_MS)
+          open.keepUntil = Math.max(open.keepUntil, now + this.options.stalledAfterMs * 1.5);
         continue;
       }
       const known = this.waiting.get(item.queue);

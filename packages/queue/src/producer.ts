@@ -28,6 +28,8 @@ export interface ProducerOptions {
   now?: () => number;
 }
 
+const QUEUES_AT_ONCE = 256;
+
 /** Adds delivery jobs to the queue routing picks; job ids make adding twice harmless. */
 export class DeliveryProducer {
   // Handles are cheap on a shared connection, but one per endpoint ever fed would grow forever.
@@ -58,33 +60,34 @@ export class DeliveryProducer {
       if (list) list.push(item);
       else byQueue.set(name, [item]);
     }
-    const fed: FedQueue[] = [];
-    await Promise.all(
-      [...byQueue].map(async ([name, list]) => {
-        await this.using(name, (queue) =>
-          queue.addBulk(
-            list.map((item) => ({
-              name: "deliver",
-              data: {
-                deliveryId: item.deliveryId,
-                attemptNumber: item.attemptNumber,
-                ...(item.manual && { manual: true }),
-              },
-              opts: {
-                jobId: jobIdFor(item.deliveryId, item.attemptNumber),
-                delay: Math.max(0, Math.round(item.delayMs)),
-                removeOnComplete: true,
-                removeOnFail: { count: 1000 },
-                attempts: this.options.infrastructureRetries ?? 20,
-                backoff: { type: "exponential", delay: 1000 },
-              },
-            })),
-          ),
-        );
-        fed.push({ queue: name, dueAt: now + Math.min(...list.map((item) => Math.max(0, item.delayMs))) });
-      }),
-    );
-    this.options.onFed?.(fed);
+    const add = async ([name, list]: [string, EnqueueItem[]]): Promise<FedQueue> => {
+      await this.using(name, (queue) =>
+        queue.addBulk(
+          list.map((item) => ({
+            name: "deliver",
+            data: {
+              deliveryId: item.deliveryId,
+              attemptNumber: item.attemptNumber,
+              ...(item.manual && { manual: true }),
+            },
+            opts: {
+              jobId: jobIdFor(item.deliveryId, item.attemptNumber),
+              delay: Math.max(0, Math.round(item.delayMs)),
+              removeOnComplete: true,
+              removeOnFail: { count: 1000 },
+              attempts: this.options.infrastructureRetries ?? 20,
+              backoff: { type: "exponential", delay: 1000 },
+            },
+          })),
+        ),
+      );
+      return { queue: name, dueAt: now + Math.min(...list.map((item) => Math.max(0, item.delayMs))) };
+    };
+    // A fan-out to thousands of endpoints opens a handle per queue: a few hundred at a time.
+    const entries = [...byQueue];
+    for (let i = 0; i < entries.length; i += QUEUES_AT_ONCE) {
+      this.options.onFed?.(await Promise.all(entries.slice(i, i + QUEUES_AT_ONCE).map(add)));
+    }
   }
 
   /** True when a job for this attempt exists in any state (waiting, delayed, active...). */

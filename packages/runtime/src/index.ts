@@ -1,4 +1,4 @@
-export { type Infrastructure, openInfrastructure } from "./infrastructure.js";
+export { type Infrastructure, openInfrastructure, workerQueuesOf } from "./infrastructure.js";
 export { createLogger, type Logger } from "./logger.js";
 export { runMain } from "./main-guard.js";
 export { createProcessMetrics, serveMetricsIfConfigured } from "./process-metrics.js";

@@ -23,6 +23,14 @@ export interface Infrastructure {
   close(): Promise<void>;
 }
 
+/**
+ * Queues one worker process serves at once: HOOKLINE_WORKER_QUEUES, else 64 on Redis (one
+ * blocking connection each) and 8 on PostgreSQL, whose connections cost a server process each.
+ */
+export function workerQueuesOf(config: HooklineConfig): number {
+  return config.queue.workerQueues ?? (config.redis ? 64 : 8);
+}
+
 /** Opens the store (migrating it) and BullMQ on Redis, or on the store's own PostgreSQL. */
 export async function openInfrastructure(config: HooklineConfig, log: Logger): Promise<Infrastructure> {
   const store = await connectStore(
