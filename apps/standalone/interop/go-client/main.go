@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	hooklinev1 "github.com/hookline/hookline/gen/go/hookline/v1"
@@ -34,6 +35,8 @@ type result struct {
 	Endpoint string            `json:"endpoint"`
 	First    []brief           `json:"first"`
 	Resumed  []brief           `json:"resumed"`
+	Start    int64             `json:"start"`
+	FromNow  []brief           `json:"from_now"`
 	BadJSON  rpcError          `json:"bad_json"`
 }
 
@@ -90,6 +93,24 @@ func (c *client) watch(after int64, count int, then func()) []brief {
 	return seen
 }
 
+// startOfStreamFromNow opens WatchAttempts "from now", waits for its headers (sent once the stream
+// is live, before any attempt) and returns the id it starts after: resuming from it misses nothing.
+func (c *client) startOfStreamFromNow() int64 {
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	stream, err := c.log.WatchAttempts(ctx, &hooklinev1.WatchAttemptsRequest{TenantId: c.tenant})
+	must(err, "WatchAttempts")
+	header, err := stream.Header()
+	must(err, "WatchAttempts.Header")
+	values := header.Get("hookline-after-attempt-id")
+	if len(values) != 1 {
+		must(fmt.Errorf("got %v", values), "hookline-after-attempt-id")
+	}
+	start, err := strconv.ParseInt(values[0], 10, 64)
+	must(err, "hookline-after-attempt-id")
+	return start
+}
+
 func main() {
 	address, tenant, url := os.Args[1], os.Args[2], os.Args[3]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -130,6 +151,11 @@ func main() {
 
 	// Resume from the last id seen: the missed ones, then live ones, each once and in order.
 	out.Resumed = c.watch(out.First[len(out.First)-1].ID, 3, func() { c.send("e4") })
+
+	// From now, gone before anything happened, then resumed from the start id in the headers.
+	out.Start = c.startOfStreamFromNow()
+	c.send("e5")
+	out.FromNow = c.watch(out.Start, 1, func() {})
 
 	_, err = c.emit.Emit(ctx, &hooklinev1.EmitRequest{TenantId: tenant, EventType: "x", DataJson: "{nope"})
 	st := status.Convert(err)

@@ -271,7 +271,10 @@ export const AttemptLogService: GenService<{
   /**
    * WatchAttempts streams attempts as they are recorded, in increasing id order. With
    * after_attempt_id it first replays every matching attempt after that id, then continues live
-   * with no gap and no duplicate: reconnect with the last id seen to resume.
+   * with no gap and no duplicate: reconnect with the last id seen to resume. The response headers
+   * come as soon as the stream is live, before any attempt, and carry hookline-after-attempt-id:
+   * the id the stream starts after (with after_attempt_id 0, the newest attempt id then), which is
+   * where to resume if no attempt arrived before a disconnect.
    *
    * @generated from rpc hookline.v1.AttemptLogService.WatchAttempts
    */
