@@ -4,6 +4,7 @@ import net from "node:net";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { earlyHeaders } from "./early-headers.js";
+import { withReadableGrpcMessages } from "./grpc-message.js";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
@@ -37,7 +38,7 @@ export async function serve(options: ServeOptions): Promise<ListeningServer> {
     jsonOptions: { ignoreUnknownFields: false },
     contextValues: early.contextValues,
   });
-  const handler = early.wrap(adapter);
+  const handler = withReadableGrpcMessages(early.wrap(adapter));
   const h2 = http2.createServer(handler);
   const h1 = http.createServer(handler);
   const sockets = new Set<net.Socket>();
