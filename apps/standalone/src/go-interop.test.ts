@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const REPO = fileURLToPath(new URL("../../..", import.meta.url));
 const CLIENT = fileURLToPath(new URL("../interop/go-client", import.meta.url));
 const BUF = fileURLToPath(new URL("../node_modules/.bin/buf", import.meta.url));
-// The import path proto/buf.gen.go.yaml gives the generated package (its go_package_prefix).
+// Where the client imports the generated package from (go_package in the protos; any path works).
 const GO_IMPORT_ROOT = "github.com/hookline/hookline";
 const NEEDS =
   "apt-get install golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-genproto-dev golang-github-golang-protobuf-1-5-dev";
@@ -31,6 +31,7 @@ async function buildGoClient(work: string): Promise<string> {
   const binary = join(work, "go-client");
   try {
     await run(BUF, ["generate", "--template", "proto/buf.gen.go.yaml", "-o", generated], { cwd: REPO });
+    await assertProtocGivesTheSame(join(generated, "gen/go"), join(work, "protoc"));
     await run("go", ["build", "-o", binary, "."], {
       cwd: CLIENT,
       env: {
@@ -47,6 +48,35 @@ async function buildGoClient(work: string): Promise<string> {
     throw new Error(`building the Go client failed (needs ${NEEDS}):\n${stderr}`);
   }
   return binary;
+}
+
+/** The README's plain-protoc line for Go writes the same code as the template (bar a version line). */
+async function assertProtocGivesTheSame(fromBuf: string, out: string): Promise<void> {
+  await mkdir(out);
+  const files = (await readdir(join(REPO, "proto/hookline/v1"))).map((f) => `proto/hookline/v1/${f}`);
+  await run(
+    "protoc",
+    [
+      "-I",
+      "proto",
+      `--go_out=${out}`,
+      "--go_opt=paths=source_relative",
+      `--go-grpc_out=${out}`,
+      "--go-grpc_opt=paths=source_relative",
+      ...files,
+    ],
+    { cwd: REPO },
+  );
+  const generated = (await readdir(join(out, "hookline/v1"))).sort();
+  assert.deepEqual((await readdir(join(fromBuf, "hookline/v1"))).sort(), generated);
+  const withoutVersion = (text: string) => text.replace(/^\/\/ \tprotoc .*$/m, "");
+  for (const file of generated) {
+    assert.equal(
+      withoutVersion(await readFile(join(out, "hookline/v1", file), "utf8")),
+      withoutVersion(await readFile(join(fromBuf, "hookline/v1", file), "utf8")),
+      `${file} differs between protoc and buf`,
+    );
+  }
 }
 
 let svc: TestService;
