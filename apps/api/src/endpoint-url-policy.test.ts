@@ -17,10 +17,6 @@ before(async () => {
 });
 after(() => api.close());
 
-// connect-es percent-encodes grpc-message with encodeURIComponent but grpc-js decodes it with
-// decodeURI, which leaves reserved characters (",", ":", "/") encoded; read it fully decoded.
-const details = (error: { details: string }) => decodeURIComponent(error.details);
-
 const BLOCKED: Record<string, string> = {
   "http://10.0.0.5/hooks": "url must not point at 10.0.0.5, a private address",
   "http://169.254.169.254/latest/meta-data/":
@@ -42,7 +38,7 @@ test("CreateEndpoint refuses URLs that can never be delivered to, naming url", a
       api.call("CreateEndpoint", { tenant_id: T, id: `blocked-${n++}`, url }),
       status.INVALID_ARGUMENT,
     );
-    assert.equal(details(error), message);
+    assert.equal(error.details, message);
   }
 });
 
@@ -52,7 +48,7 @@ test("UpdateEndpoint refuses them too and leaves the endpoint as it was", async 
       api.call("UpdateEndpoint", { tenant_id: T, id: "existing", url }),
       status.INVALID_ARGUMENT,
     );
-    assert.equal(details(error), message);
+    assert.equal(error.details, message);
   }
   const { endpoint } = await api.call("GetEndpoint", { tenant_id: T, id: "existing" });
   assert.equal(endpoint.url, "https://example.com/hooks");

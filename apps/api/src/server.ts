@@ -3,6 +3,8 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { earlyHeaders } from "./early-headers.js";
+import { withReadableGrpcMessages } from "./grpc-message.js";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
@@ -27,13 +29,16 @@ export interface ServeOptions {
  * TCP listener reads the first bytes of each connection and hands it to the matching server.
  */
 export async function serve(options: ServeOptions): Promise<ListeningServer> {
-  const handler = connectNodeAdapter({
+  const early = earlyHeaders();
+  const adapter = connectNodeAdapter({
     routes: options.routes,
     interceptors: options.interceptors,
     readMaxBytes: options.readMaxBytes,
     // Proto3 JSON's default: a misspelt field or enum name is an error, not silently dropped.
     jsonOptions: { ignoreUnknownFields: false },
+    contextValues: early.contextValues,
   });
+  const handler = withReadableGrpcMessages(early.wrap(adapter));
   const h2 = http2.createServer(handler);
   const h1 = http.createServer(handler);
   const sockets = new Set<net.Socket>();

@@ -5,10 +5,14 @@ import { FeedOverflowError } from "./attempt-feed.js";
 import { tenantFor } from "./auth.js";
 import { attemptMessage } from "./convert.js";
 import type { ApiDeps } from "./deps.js";
+import { sendHeadersNow } from "./early-headers.js";
 import { toConnectError } from "./errors.js";
 import { InvalidArgumentError, optionalId } from "./validate.js";
 
 const BACKFILL_PAGE = 500;
+
+/** Response header: the stream carries every matching attempt with an id above this one. */
+export const AFTER_ATTEMPT_ID_HEADER = "hookline-after-attempt-id";
 
 /**
  * Streams attempts in id order: first those after the client's cursor from the store, then live
@@ -35,6 +39,10 @@ export async function* watchAttempts(
   const feed = deps.attemptFeed;
   const live = await feed.subscribe(filter, signal);
   let cursor = req.afterAttemptId > 0n ? req.afterAttemptId : feed.lastId;
+  // The stream is live from here: say so, and say where it starts, so that a client that opened
+  // it "from now" can resume from this id before any attempt has arrived.
+  context.responseHeader.set(AFTER_ATTEMPT_ID_HEADER, cursor.toString());
+  sendHeadersNow(context);
   try {
     // Catch up from the store until it has covered everything the feed has handed out, then
     // switch to live in the same tick as that check, so no attempt falls between the two.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -12,7 +12,8 @@ import { startTestService, type TestService } from "./test-helpers.js";
 const settings = readTestSettings(process.env);
 
 const run = promisify(execFile);
-const PROTO_DIR = fileURLToPath(new URL("../../../proto", import.meta.url));
+const REPO = fileURLToPath(new URL("../../..", import.meta.url));
+const BUF = fileURLToPath(new URL("../node_modules/.bin/buf", import.meta.url));
 const CLIENT = fileURLToPath(new URL("../interop/watch_client.py", import.meta.url));
 
 let svc: TestService;
@@ -22,19 +23,9 @@ before(async () => {
   svc = await startTestService(settings);
   receiver = await startReceiver();
   stubs = await mkdtemp(join(tmpdir(), "hookline-py-"));
-  // Only hookline/ is generated: a grpc/ package here would shadow grpcio itself.
-  const files = (await readdir(join(PROTO_DIR, "hookline/v1"))).map((f) => `hookline/v1/${f}`);
-  await run(
-    "protoc",
-    [
-      `-I${PROTO_DIR}`,
-      `--python_out=${stubs}`,
-      `--grpc_python_out=${stubs}`,
-      "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
-      ...files,
-    ],
-    { cwd: PROTO_DIR },
-  );
+  // The committed template, as the README tells Python users to run it (proto/hookline only: a
+  // generated grpc/ package would shadow grpcio itself).
+  await run(BUF, ["generate", "--template", "proto/buf.gen.python.yaml", "-o", stubs], { cwd: REPO });
 });
 after(async () => {
   await receiver.close();
@@ -45,7 +36,7 @@ after(async () => {
 test("a Python grpcio client watches attempts live and resumes after a disconnect with no gap or duplicate", async () => {
   // Debian's grpcio lives in the system interpreter; a python3 earlier on PATH may lack it.
   const { stdout } = await run("/usr/bin/python3", [CLIENT, svc.service.address, "py-watch", receiver.url], {
-    env: { ...process.env, PYTHONPATH: stubs },
+    env: { ...process.env, PYTHONPATH: join(stubs, "gen/python") },
     timeout: 60_000,
   });
   const result = JSON.parse(stdout) as {

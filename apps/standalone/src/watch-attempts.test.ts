@@ -102,6 +102,49 @@ test("a client that reconnects with its last id gets every attempt after it exac
   );
 });
 
+/** Opens a stream "from now" and resolves with its start id once its headers arrive (it is live). */
+async function startOfStreamFromNow(tenantId: string): Promise<bigint> {
+  const controller = new AbortController();
+  try {
+    return await new Promise<bigint>((resolve, reject) => {
+      const stream = svc.log.watchAttempts(
+        { tenantId },
+        {
+          signal: controller.signal,
+          onHeader: (headers) => resolve(BigInt(headers.get("hookline-after-attempt-id") ?? "-1")),
+        },
+      );
+      (async () => {
+        for await (const _ of stream) reject(new Error("an attempt arrived before the headers"));
+      })().catch((error) => {
+        if (!controller.signal.aborted) reject(error);
+      });
+    });
+  } finally {
+    controller.abort();
+  }
+}
+
+test("the start id in a stream's headers, sent before any attempt, resumes it with no gap or duplicate", async () => {
+  await svc.endpoints.createEndpoint({ tenantId: "start", id: "ep", url: receiver.url });
+  // Connected "from now", and gone again before anything happened: all the client has is the id.
+  const start = await startOfStreamFromNow("start");
+  await emit("start", "a1");
+  await emit("start", "a2");
+  await eventually(
+    () => svc.log.listAttempts({ tenantId: "start" }),
+    (r) => r.attempts.length === 2,
+  );
+  const resumed = await collect({ tenantId: "start", afterAttemptId: start }, (seen) => seen.length === 3);
+  await emit("start", "a3");
+  await resumed.done;
+  assert.deepEqual(
+    resumed.seen.map((a) => a.eventId),
+    ["a1", "a2", "a3"],
+  );
+  assert.ok(resumed.seen.every((a) => a.id > start));
+});
+
 test("after_attempt_id replays history recorded before the stream opened", async () => {
   await svc.endpoints.createEndpoint({ tenantId: "history", id: "ep", url: receiver.url });
   for (const n of [1, 2, 3]) await emit("history", `h${n}`);
