@@ -58,19 +58,28 @@ test("UpdateEndpoint refuses them too and leaves the endpoint as it was", async 
   assert.equal(endpoint.url, "https://example.com/hooks");
 });
 
-test("hostnames, public addresses and allowed ranges are accepted as written", async () => {
-  const accepted = [
-    "https://hooks.example.com/in",
+test("hostnames, public addresses and allowed ranges are accepted, stored in WHATWG form", async () => {
+  const accepted: [string, string][] = [
+    ["https://hooks.example.com/in", "https://hooks.example.com/in"],
     // Resolved and checked at delivery time, not here.
-    "http://localhost:8080/hooks",
-    "http://8.8.8.8/hooks",
-    "http://[2606:4700:4700::1111]/hooks",
-    "http://127.0.0.1:3000/hooks",
-    "http://2130706433:3000/hooks",
+    ["http://localhost:8080/hooks", "http://localhost:8080/hooks"],
+    ["http://8.8.8.8/hooks", "http://8.8.8.8/hooks"],
+    ["http://[2606:4700:4700::1111]/hooks", "http://[2606:4700:4700::1111]/hooks"],
+    ["http://127.0.0.1:3000/hooks", "http://127.0.0.1:3000/hooks"],
+    ["http://2130706433:3000/hooks", "http://127.0.0.1:3000/hooks"],
+    // What a delivery would really connect to, not what the text seems to say.
+    ["http://evil.com\\@127.0.0.1/", "http://evil.com/@127.0.0.1/"],
+    ["http:/example.com/", "http://example.com/"],
+    ["http:example.com", "http://example.com/"],
+    ["HTTPS://Example.COM:443/a/../b", "https://example.com/b"],
   ];
   let n = 0;
-  for (const url of accepted) {
-    const { endpoint } = await api.call("CreateEndpoint", { tenant_id: T, id: `ok-${n++}`, url });
-    assert.equal(endpoint.url, url);
+  for (const [url, stored] of accepted) {
+    const { endpoint } = await api.call("CreateEndpoint", { tenant_id: T, id: `ok-${n}`, url });
+    assert.equal(endpoint.url, stored, url);
+    const read = await api.call("GetEndpoint", { tenant_id: T, id: `ok-${n++}` });
+    assert.equal(read.endpoint.url, stored, `${url} read back`);
   }
+  const updated = await api.call("UpdateEndpoint", { tenant_id: T, id: "existing", url: "http:example.com" });
+  assert.equal(updated.endpoint.url, "http://example.com/");
 });

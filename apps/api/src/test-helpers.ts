@@ -68,6 +68,8 @@ export interface Responses {
   ListEndpoints: { endpoints: Endpoint[]; next_page_token: string };
   UpdateEndpoint: { endpoint: Endpoint };
   DeleteEndpoint: Record<string, never>;
+  RotateEndpointSecret: { endpoint: Endpoint };
+  RecoverEndpoint: { requeued: number };
   Emit: { event_id: string; delivery_ids: string[]; duplicate: boolean };
   GetEvent: { event: Event; deliveries: Delivery[] };
   ListDeliveries: { deliveries: Delivery[]; next_page_token: string };
@@ -81,6 +83,8 @@ const SERVICE_OF: Record<Rpc, string> = {
   ListEndpoints: "EndpointService",
   UpdateEndpoint: "EndpointService",
   DeleteEndpoint: "EndpointService",
+  RotateEndpointSecret: "EndpointService",
+  RecoverEndpoint: "EndpointService",
   Emit: "EmitService",
   GetEvent: "EmitService",
   ListDeliveries: "AttemptLogService",
