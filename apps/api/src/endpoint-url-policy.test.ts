@@ -31,6 +31,18 @@ const BLOCKED: Record<string, string> = {
   "http://[::ffff:192.168.0.1]/":
     "url must not point at ::ffff:c0a8:1, a private address (IPv4-mapped form of 192.168.0.1)",
   "http://[fd00::1]/": "url must not point at fd00::1, a unique local address",
+  // IANA special-purpose blocks that are globally reachable are still no place for a webhook.
+  "http://192.31.196.1/": "url must not point at 192.31.196.1, a reserved address",
+  "http://192.52.193.1/": "url must not point at 192.52.193.1, a reserved address",
+  "http://192.175.48.1/": "url must not point at 192.175.48.1, a reserved address",
+  // 127.0.0.0/8 is allowed here, but not its NAT64, 6to4 or IPv4-compatible forms.
+  "http://[64:ff9b::7f00:1]/":
+    "url must not point at 64:ff9b::7f00:1, a loopback address (NAT64 form of 127.0.0.1)",
+  "http://[2002:7f00:1::]/":
+    "url must not point at 2002:7f00:1::, a loopback address (6to4 form of 127.0.0.1)",
+  "http://[::127.0.0.1]/":
+    "url must not point at ::7f00:1, a loopback address (IPv4-compatible form of 127.0.0.1)",
+  "http://a.test:0/": "url must not use port 0",
   "gopher://127.0.0.1:6379/_": "url must use http or https",
   "https://user:secret@example.com/": "url must not carry credentials",
 };
