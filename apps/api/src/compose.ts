@@ -41,6 +41,7 @@ export async function startApiFromConfig(
       attemptFeed,
       addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
       maxDataBytes: config.maxDataBytes,
+      maxEndpointsPerTenant: config.maxEndpointsPerTenant,
       now: () => new Date(),
       generateSecret: () => generateSecret(),
       ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),

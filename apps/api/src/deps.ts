@@ -14,6 +14,8 @@ export interface ApiDeps {
   addressPolicy: AddressPolicy;
   /** Largest data_json accepted, in bytes. */
   maxDataBytes: number;
+  /** Endpoints one tenant may have (HOOKLINE_MAX_ENDPOINTS_PER_TENANT). */
+  maxEndpointsPerTenant: number;
   now(): Date;
   generateSecret(): string;
   /** Told when an endpoint appears or comes back, so an in-process worker can serve it at once. */

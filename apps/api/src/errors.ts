@@ -1,7 +1,13 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BadRequestSchema } from "@hookline/contracts";
 import { InvalidSecretError } from "@hookline/signing";
-import { AlreadyExistsError, InvalidPageTokenError, isConnectionError, NotFoundError } from "@hookline/store";
+import {
+  AlreadyExistsError,
+  InvalidPageTokenError,
+  isConnectionError,
+  NotFoundError,
+  QuotaExceededError,
+} from "@hookline/store";
 import { InvalidArgumentError } from "./validate.js";
 
 /**
@@ -18,6 +24,7 @@ export function toConnectError(
   if (error instanceof InvalidPageTokenError) return badRequest("page_token", error.message);
   if (error instanceof NotFoundError) return new ConnectError(error.message, Code.NotFound);
   if (error instanceof AlreadyExistsError) return new ConnectError(error.message, Code.AlreadyExists);
+  if (error instanceof QuotaExceededError) return new ConnectError(error.message, Code.ResourceExhausted);
   if (isConnectionError(error))
     return new ConnectError("the database is unavailable; try again", Code.Unavailable);
   log("internal error", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });

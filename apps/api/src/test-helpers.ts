@@ -104,10 +104,13 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** Starts infrastructure and the api on 127.0.0.1 (a free port) on this run's backend. */
-export async function startTestApi(settings: TestSettings): Promise<TestApi> {
+/** Starts infrastructure and the api on 127.0.0.1 (a free port) on this run's backend; env adds settings. */
+export async function startTestApi(
+  settings: TestSettings,
+  env: Record<string, string> = {},
+): Promise<TestApi> {
   const backend = await createTestBackend(settings);
-  const config = loadConfig({ ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" });
+  const config = loadConfig({ ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0", ...env });
   const logLines: string[] = [];
   const log = createLogger("api-test", (line) => logLines.push(line));
   let infra: Infrastructure | undefined;

@@ -49,6 +49,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           secret,
         },
         deps.now(),
+        deps.maxEndpointsPerTenant,
       );
       deps.onEndpointsChanged?.();
       return { endpoint: endpointMessage(record, true) };
