@@ -1,6 +1,6 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
-import { type ApiToken, authInterceptor } from "./auth.js";
+import { type ApiToken, createAuthenticator } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
 import { registerEcosystem } from "./ecosystem/index.js";
 import { errorMappingInterceptor } from "./errors.js";
@@ -33,7 +33,8 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     host: options.host,
     port: options.port,
     routes: routes(deps),
-    interceptors: [errorMappingInterceptor(deps.log), authInterceptor(options.tokens)],
+    interceptors: [errorMappingInterceptor(deps.log)],
+    authenticate: createAuthenticator(options.tokens),
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,
   });

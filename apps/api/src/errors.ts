@@ -8,6 +8,7 @@ import {
   NotFoundError,
   QuotaExceededError,
 } from "@hookline/store";
+import { asInvalidBody } from "./invalid-body.js";
 import { InvalidArgumentError } from "./validate.js";
 
 /**
@@ -18,7 +19,7 @@ export function toConnectError(
   error: unknown,
   log: (message: string, fields: Record<string, unknown>) => void,
 ): ConnectError {
-  if (error instanceof ConnectError) return error;
+  if (error instanceof ConnectError) return asInvalidBody(error) ?? error;
   if (error instanceof InvalidArgumentError) return badRequest(error.field, error.message);
   if (error instanceof InvalidSecretError) return badRequest("secret", `secret ${error.message}`);
   if (error instanceof InvalidPageTokenError) return badRequest("page_token", error.message);

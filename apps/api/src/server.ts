@@ -2,7 +2,8 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Authenticator } from "./auth.js";
+import { createRequestHandler } from "./request-handler.js";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
@@ -20,6 +21,8 @@ export interface ServeOptions {
   interceptors: Interceptor[];
   /** Largest request message accepted, in bytes. */
   readMaxBytes: number;
+  /** Who is calling, decided from the headers before any body is read. */
+  authenticate: Authenticator;
 }
 
 /**
@@ -27,13 +30,7 @@ export interface ServeOptions {
  * TCP listener reads the first bytes of each connection and hands it to the matching server.
  */
 export async function serve(options: ServeOptions): Promise<ListeningServer> {
-  const handler = connectNodeAdapter({
-    routes: options.routes,
-    interceptors: options.interceptors,
-    readMaxBytes: options.readMaxBytes,
-    // Proto3 JSON's default: a misspelt field or enum name is an error, not silently dropped.
-    jsonOptions: { ignoreUnknownFields: false },
-  });
+  const handler = createRequestHandler(options);
   const h2 = http2.createServer(handler);
   const h1 = http.createServer(handler);
   const sockets = new Set<net.Socket>();
