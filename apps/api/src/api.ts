@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectionLimits } from "@hookline/config";
 import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
 import { type ApiToken, createAuthenticator } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
@@ -25,6 +26,8 @@ export interface ApiServerOptions {
   port: number;
   /** Empty: no authentication (loopback, or HOOKLINE_INSECURE_NO_AUTH). */
   tokens: readonly ApiToken[];
+  /** Connection, handshake, idle and HTTP/2 limits of the listener. */
+  limits: ConnectionLimits;
 }
 
 /** Starts the api on host:port (gRPC, gRPC-Web and Connect JSON on the same port). */
@@ -35,6 +38,7 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     routes: routes(deps),
     interceptors: [errorMappingInterceptor(deps.log)],
     authenticate: createAuthenticator(options.tokens),
+    limits: options.limits,
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,
   });

@@ -49,7 +49,7 @@ export async function startApiFromConfig(
       log: (message, fields) => log.error(message, fields),
       faultExitAfterCommit: config.faultExitAfterCommit,
     },
-    { ...config.api, tokens: config.apiTokens },
+    { ...config.api, tokens: config.apiTokens, limits: config.connections },
   );
   return {
     host: server.host,
