@@ -105,8 +105,10 @@ export class PGliteServer {
       client,
       run: () =>
         this.pglite.execProtocolRawStream(new Uint8Array(input.buffer, input.byteOffset, input.byteLength), {
+          // data may be a view of PGlite's memory, which the next message overwrites; a write
+          // that cannot finish at once (a full Unix socket buffer) would send those later bytes.
           onRawData: (data) => {
-            if (!socket.destroyed) socket.write(data);
+            if (!socket.destroyed) socket.write(Buffer.from(data));
           },
         }),
     });
