@@ -17,7 +17,7 @@ export function routes(deps: ApiDeps) {
     router.service(EmitService, emitService(deps));
     router.service(AttemptLogService, attemptLogService(deps));
     // Health and reflection describe the services above, so they come last.
-    registerEcosystem(router, { checkStore: deps.checkStore });
+    registerEcosystem(router, { checkStore: deps.checkStore, streams: deps.streams });
   };
 }
 

@@ -6,6 +6,7 @@ import { startApiServer } from "./api.js";
 import { AttemptFeed } from "./attempt-feed.js";
 import { storeAnswers } from "./ecosystem/store-probe.js";
 import type { ListeningServer } from "./server.js";
+import { StreamLimiter } from "./stream-limiter.js";
 
 /** How the api hears about, and tells of, changes made by other parts of the system. */
 export interface ApiSignals {
@@ -39,6 +40,8 @@ export async function startApiFromConfig(
       db: infra.store.db,
       producer: infra.producer,
       attemptFeed,
+      streams: new StreamLimiter(config.streams),
+      maxResponseBytes: config.delivery.maxResponseBytes,
       addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
       maxDataBytes: config.maxDataBytes,
       maxEndpointsPerTenant: config.maxEndpointsPerTenant,

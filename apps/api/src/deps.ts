@@ -3,6 +3,7 @@ import type { DeliveryProducer } from "@hookline/queue";
 import type { Database } from "@hookline/store";
 import type { Kysely } from "kysely";
 import type { AttemptFeed } from "./attempt-feed.js";
+import type { StreamLimiter } from "./stream-limiter.js";
 
 /** What the RPC handlers need; built once in the composition root. */
 export interface ApiDeps {
@@ -10,6 +11,10 @@ export interface ApiDeps {
   producer: Pick<DeliveryProducer, "enqueue">;
   /** New attempts for WatchAttempts streams. */
   attemptFeed: AttemptFeed;
+  /** Slots for long-lived streams (WatchAttempts, Health.Watch), per token and in total. */
+  streams: StreamLimiter;
+  /** Largest response body kept per attempt: sizes WatchAttempts backfill pages by bytes. */
+  maxResponseBytes: number;
   /** Which addresses endpoint URLs may name literally; the worker checks resolved ones when delivering. */
   addressPolicy: AddressPolicy;
   /** Largest data_json accepted, in bytes. */

@@ -5,8 +5,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { loadConfig } from "@hookline/config";
 import { createLogger, createSignal, type Infrastructure, openInfrastructure } from "@hookline/runtime";
 import { createTestBackend, type TestBackend, type TestSettings } from "@hookline/testkit";
-import { startApiFromConfig } from "./compose.js";
-import type { ListeningServer } from "./server.js";
+import { type ApiServer, startApiFromConfig } from "./compose.js";
 
 export const PROTO_DIR = fileURLToPath(new URL("../../../proto/", import.meta.url));
 export const PROTO_FILES = ["endpoint.proto", "emit.proto", "attempt_log.proto", "delivery.proto"].map(
@@ -94,7 +93,7 @@ const SERVICE_OF: Record<Rpc, string> = {
 export interface TestApi {
   /** host:port the api listens on. */
   readonly address: string;
-  readonly server: ListeningServer;
+  readonly server: ApiServer;
   readonly infra: Infrastructure;
   readonly backend: TestBackend;
   /** The api's log lines (JSON). */
@@ -114,7 +113,7 @@ export async function startTestApi(
   const logLines: string[] = [];
   const log = createLogger("api-test", (line) => logLines.push(line));
   let infra: Infrastructure | undefined;
-  let server: ListeningServer | undefined;
+  let server: ApiServer | undefined;
   try {
     infra = await openInfrastructure(config, log);
     server = await startApiFromConfig(config, infra, log, { attempts: createSignal() });
