@@ -1,6 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectionLimits } from "@hookline/config";
 import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
-import { type ApiToken, authInterceptor } from "./auth.js";
+import { type ApiToken, createAuthenticator } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
 import { registerEcosystem } from "./ecosystem/index.js";
 import { errorMappingInterceptor } from "./errors.js";
@@ -16,7 +17,7 @@ export function routes(deps: ApiDeps) {
     router.service(EmitService, emitService(deps));
     router.service(AttemptLogService, attemptLogService(deps));
     // Health and reflection describe the services above, so they come last.
-    registerEcosystem(router, { checkStore: deps.checkStore });
+    registerEcosystem(router, { checkStore: deps.checkStore, streams: deps.streams });
   };
 }
 
@@ -25,6 +26,8 @@ export interface ApiServerOptions {
   port: number;
   /** Empty: no authentication (loopback, or HOOKLINE_INSECURE_NO_AUTH). */
   tokens: readonly ApiToken[];
+  /** Connection, handshake, idle and HTTP/2 limits of the listener. */
+  limits: ConnectionLimits;
 }
 
 /** Starts the api on host:port (gRPC, gRPC-Web and Connect JSON on the same port). */
@@ -33,7 +36,9 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     host: options.host,
     port: options.port,
     routes: routes(deps),
-    interceptors: [errorMappingInterceptor(deps.log), authInterceptor(options.tokens)],
+    interceptors: [errorMappingInterceptor(deps.log)],
+    authenticate: createAuthenticator(options.tokens),
+    limits: options.limits,
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,
   });

@@ -19,10 +19,18 @@ export interface FeedSubscription extends AsyncIterable<AttemptRecord> {
 }
 
 export class FeedOverflowError extends Error {
-  constructor(readonly limit: number) {
-    super(`the client fell more than ${limit} attempts behind`);
+  constructor(readonly limit: string) {
+    super(`the client fell more than ${limit} behind`);
     this.name = "FeedOverflowError";
   }
+}
+
+/** Bytes one subscriber may hold unread, whatever the row limit: attempts carry response bodies. */
+export const LIVE_BUFFER_BYTES = 1024 * 1024;
+
+/** Roughly what an attempt held in memory weighs (strings count two bytes a character at most). */
+function attemptBytes(attempt: AttemptRecord): number {
+  return 2 * (attempt.responseBody.length + attempt.error.length) + 512;
 }
 
 /**
@@ -125,6 +133,7 @@ export class AttemptFeed {
 
 class Subscription implements FeedSubscription {
   private readonly buffer: AttemptRecord[] = [];
+  private bufferedBytes = 0;
   private waiter: (() => void) | undefined;
   private failure: Error | undefined;
   private closed = false;
@@ -147,11 +156,17 @@ class Subscription implements FeedSubscription {
 
   offer(attempt: AttemptRecord): void {
     if (this.closed || !this.live || !this.matches(attempt) || BigInt(attempt.id) <= this.floor) return;
-    if (this.buffer.length >= this.limit) {
-      this.failure = new FeedOverflowError(this.limit);
+    const bytes = attemptBytes(attempt);
+    if (this.buffer.length >= this.limit || this.bufferedBytes + bytes > LIVE_BUFFER_BYTES) {
+      this.failure = new FeedOverflowError(
+        this.buffer.length >= this.limit
+          ? `${this.limit} attempts`
+          : `${LIVE_BUFFER_BYTES / 1024} KiB of attempts`,
+      );
       this.close();
       return;
     }
+    this.bufferedBytes += bytes;
     this.buffer.push(attempt);
     this.wakeReader();
   }
@@ -160,6 +175,10 @@ class Subscription implements FeedSubscription {
     if (this.closed) return;
     this.closed = true;
     this.onClose();
+    // Free the buffer now, not when a stalled client finally goes away: after an overflow the
+    // client resumes from the last attempt it was sent, so nothing buffered is lost.
+    this.buffer.length = 0;
+    this.bufferedBytes = 0;
     this.wakeReader();
   }
 
@@ -168,6 +187,7 @@ class Subscription implements FeedSubscription {
       for (;;) {
         const next = this.buffer.shift();
         if (next) {
+          this.bufferedBytes -= attemptBytes(next);
           yield next;
           continue;
         }

@@ -1,11 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import {
-  Code,
-  ConnectError,
-  createContextKey,
-  type HandlerContext,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type HandlerContext } from "@connectrpc/connect";
 
 /** One configured API token: a bare one acts on every tenant, a scoped one on its tenant only. */
 export interface ApiToken {
@@ -16,6 +10,8 @@ export interface ApiToken {
 /** Who is calling: undefined tenantId means every tenant (a bare token, or auth turned off). */
 export interface Principal {
   tenantId: string | undefined;
+  /** Which configured token ("token-2": its position, never the token); undefined without auth. */
+  tokenId?: string;
 }
 
 export const principalKey = createContextKey<Principal>({ tenantId: undefined }, { description: "caller" });
@@ -23,17 +19,24 @@ export const principalKey = createContextKey<Principal>({ tenantId: undefined },
 // Health must answer probes that carry no credentials (Kubernetes, load balancers).
 const OPEN_SERVICES = new Set(["grpc.health.v1.Health"]);
 
+/** Decides, from the service and the authorization header alone, who is calling. */
+export type Authenticator = (service: string, authorization: string | undefined) => Principal;
+
 /**
- * Checks `authorization: Bearer <token>` on every call when tokens are configured. Tokens are
+ * Checks `authorization: Bearer <token>` when tokens are configured, from the headers alone, so
+ * that an unauthenticated caller is refused before its body is read or parsed. Tokens are
  * compared as SHA-256 digests in constant time, against every configured token (no early exit),
- * and never logged or echoed.
+ * and never logged or echoed. Throws UNAUTHENTICATED.
  */
-export function authInterceptor(tokens: readonly ApiToken[]): Interceptor {
-  const digests = tokens.map((t) => ({ digest: sha256(t.token), tenantId: t.tenantId }));
-  return (next) => async (request) => {
-    if (digests.length === 0 || OPEN_SERVICES.has(request.service.typeName)) return next(request);
-    const header = request.header.get("authorization") ?? "";
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+export function createAuthenticator(tokens: readonly ApiToken[]): Authenticator {
+  const digests = tokens.map((t, i) => ({
+    digest: sha256(t.token),
+    tenantId: t.tenantId,
+    tokenId: `token-${i + 1}`,
+  }));
+  return (service, authorization) => {
+    if (digests.length === 0 || OPEN_SERVICES.has(service)) return { tenantId: undefined };
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
     if (!match?.[1])
       throw new ConnectError("missing bearer token (authorization: Bearer <token>)", Code.Unauthenticated);
     const presented = sha256(match[1]);
@@ -42,8 +45,7 @@ export function authInterceptor(tokens: readonly ApiToken[]): Interceptor {
       if (timingSafeEqual(candidate.digest, presented) && !found) found = candidate;
     }
     if (!found) throw new ConnectError("invalid token", Code.Unauthenticated);
-    request.contextValues.set(principalKey, { tenantId: found.tenantId });
-    return next(request);
+    return { tenantId: found.tenantId, tokenId: found.tokenId };
   };
 }
 

@@ -6,6 +6,7 @@ import { startApiServer } from "./api.js";
 import { AttemptFeed } from "./attempt-feed.js";
 import { storeAnswers } from "./ecosystem/store-probe.js";
 import type { ListeningServer } from "./server.js";
+import { StreamLimiter } from "./stream-limiter.js";
 
 /** How the api hears about, and tells of, changes made by other parts of the system. */
 export interface ApiSignals {
@@ -39,8 +40,11 @@ export async function startApiFromConfig(
       db: infra.store.db,
       producer: infra.producer,
       attemptFeed,
+      streams: new StreamLimiter(config.streams),
+      maxResponseBytes: config.delivery.maxResponseBytes,
       addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
       maxDataBytes: config.maxDataBytes,
+      maxEndpointsPerTenant: config.maxEndpointsPerTenant,
       now: () => new Date(),
       generateSecret: () => generateSecret(),
       ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
@@ -48,7 +52,7 @@ export async function startApiFromConfig(
       log: (message, fields) => log.error(message, fields),
       faultExitAfterCommit: config.faultExitAfterCommit,
     },
-    { ...config.api, tokens: config.apiTokens },
+    { ...config.api, tokens: config.apiTokens, limits: config.connections },
   );
   return {
     host: server.host,

@@ -3,6 +3,7 @@ import type { DeliveryProducer } from "@hookline/queue";
 import type { Database } from "@hookline/store";
 import type { Kysely } from "kysely";
 import type { AttemptFeed } from "./attempt-feed.js";
+import type { StreamLimiter } from "./stream-limiter.js";
 
 /** What the RPC handlers need; built once in the composition root. */
 export interface ApiDeps {
@@ -10,10 +11,16 @@ export interface ApiDeps {
   producer: Pick<DeliveryProducer, "enqueue" | "discard" | "writeLimits">;
   /** New attempts for WatchAttempts streams. */
   attemptFeed: AttemptFeed;
+  /** Slots for long-lived streams (WatchAttempts, Health.Watch), per token and in total. */
+  streams: StreamLimiter;
+  /** Largest response body kept per attempt: sizes WatchAttempts backfill pages by bytes. */
+  maxResponseBytes: number;
   /** Which addresses endpoint URLs may name literally; the worker checks resolved ones when delivering. */
   addressPolicy: AddressPolicy;
   /** Largest data_json accepted, in bytes. */
   maxDataBytes: number;
+  /** Endpoints one tenant may have (HOOKLINE_MAX_ENDPOINTS_PER_TENANT). */
+  maxEndpointsPerTenant: number;
   now(): Date;
   generateSecret(): string;
   /** Told when an endpoint appears or comes back, so an in-process worker can serve it at once. */

@@ -1,14 +1,6 @@
 import http from "node:http";
-import type http2 from "node:http2";
-import {
-  type ContextValues,
-  createContextKey,
-  createContextValues,
-  type HandlerContext,
-} from "@connectrpc/connect";
-
-type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+import { type ContextValues, createContextKey, type HandlerContext } from "@connectrpc/connect";
+import type { NodeServerResponse } from "./node-types.js";
 
 const sendHeadersKey = createContextKey<(headers: Headers) => void>(() => {}, {
   description: "send the response headers now",
@@ -23,33 +15,12 @@ export function sendHeadersNow(context: HandlerContext): void {
   context.values.get(sendHeadersKey)(context.responseHeader);
 }
 
-/** Lets handlers behind connect-node's adapter call sendHeadersNow. */
-export interface EarlyHeaders {
-  /** The adapter's contextValues option. */
-  contextValues(req: NodeRequest): ContextValues;
-  /** Wraps the adapter's handler, the one given to the HTTP servers. */
-  wrap(handler: (req: NodeRequest, res: NodeResponse) => void): (req: NodeRequest, res: NodeResponse) => void;
+/** Lets the handlers of this call send its headers early (see sendHeadersNow). */
+export function allowEarlyHeaders(values: ContextValues, res: NodeServerResponse): ContextValues {
+  return values.set(sendHeadersKey, (headers) => writeHeadOnce(res, headers));
 }
 
-export function earlyHeaders(): EarlyHeaders {
-  const responses = new WeakMap<NodeRequest, NodeResponse>();
-  return {
-    contextValues(req) {
-      const values = createContextValues();
-      const res = responses.get(req);
-      if (res) values.set(sendHeadersKey, (headers) => writeHeadOnce(res, headers));
-      return values;
-    },
-    wrap(handler) {
-      return (req, res) => {
-        responses.set(req, res);
-        handler(req, res);
-      };
-    },
-  };
-}
-
-function writeHeadOnce(res: NodeResponse, headers: Headers): void {
+function writeHeadOnce(res: NodeServerResponse, headers: Headers): void {
   if (res.headersSent) return;
   res.writeHead(200, Object.fromEntries(headers));
   // HTTP/2 sends the head on writeHead; HTTP/1.1 would hold it until the first body byte.

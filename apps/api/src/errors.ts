@@ -1,7 +1,14 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BadRequestSchema } from "@hookline/contracts";
 import { InvalidSecretError } from "@hookline/signing";
-import { AlreadyExistsError, InvalidPageTokenError, isConnectionError, NotFoundError } from "@hookline/store";
+import {
+  AlreadyExistsError,
+  InvalidPageTokenError,
+  isConnectionError,
+  NotFoundError,
+  QuotaExceededError,
+} from "@hookline/store";
+import { asInvalidBody } from "./invalid-body.js";
 import { InvalidArgumentError } from "./validate.js";
 
 /**
@@ -12,12 +19,13 @@ export function toConnectError(
   error: unknown,
   log: (message: string, fields: Record<string, unknown>) => void,
 ): ConnectError {
-  if (error instanceof ConnectError) return error;
+  if (error instanceof ConnectError) return asInvalidBody(error) ?? error;
   if (error instanceof InvalidArgumentError) return badRequest(error.field, error.message);
   if (error instanceof InvalidSecretError) return badRequest("secret", `secret ${error.message}`);
   if (error instanceof InvalidPageTokenError) return badRequest("page_token", error.message);
   if (error instanceof NotFoundError) return new ConnectError(error.message, Code.NotFound);
   if (error instanceof AlreadyExistsError) return new ConnectError(error.message, Code.AlreadyExists);
+  if (error instanceof QuotaExceededError) return new ConnectError(error.message, Code.ResourceExhausted);
   if (isConnectionError(error))
     return new ConnectError("the database is unavailable; try again", Code.Unavailable);
   log("internal error", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });

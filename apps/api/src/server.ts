@@ -1,12 +1,12 @@
 import http from "node:http";
 import http2 from "node:http2";
-import net from "node:net";
+import type net from "node:net";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { earlyHeaders } from "./early-headers.js";
+import type { ConnectionLimits } from "@hookline/config";
+import type { Authenticator } from "./auth.js";
+import { createFrontDoor } from "./front-door.js";
 import { withReadableGrpcMessages } from "./grpc-message.js";
-
-const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
+import { createRequestHandler } from "./request-handler.js";
 
 export interface ListeningServer {
   /** The address actually bound (port 0 picks a free one). */
@@ -22,45 +22,30 @@ export interface ServeOptions {
   interceptors: Interceptor[];
   /** Largest request message accepted, in bytes. */
   readMaxBytes: number;
+  /** Who is calling, decided from the headers before any body is read. */
+  authenticate: Authenticator;
+  /** Connection, handshake, idle and HTTP/2 limits. */
+  limits: ConnectionLimits;
 }
 
 /**
  * Serves gRPC (HTTP/2), and Connect JSON and gRPC-Web (HTTP/1.1 or HTTP/2), on one port: a plain
- * TCP listener reads the first bytes of each connection and hands it to the matching server.
+ * TCP listener (the front door, which also enforces the connection limits) reads the first bytes
+ * of each connection and hands it to the matching server.
  */
 export async function serve(options: ServeOptions): Promise<ListeningServer> {
-  const early = earlyHeaders();
-  const adapter = connectNodeAdapter({
-    routes: options.routes,
-    interceptors: options.interceptors,
-    readMaxBytes: options.readMaxBytes,
-    // Proto3 JSON's default: a misspelt field or enum name is an error, not silently dropped.
-    jsonOptions: { ignoreUnknownFields: false },
-    contextValues: early.contextValues,
-  });
-  const handler = withReadableGrpcMessages(early.wrap(adapter));
-  const h2 = http2.createServer(handler);
-  const h1 = http.createServer(handler);
-  const sockets = new Set<net.Socket>();
-  const sessions = new Set<http2.ServerHttp2Session>();
-  h2.on("session", (session) => {
-    sessions.add(session);
-    session.on("close", () => sessions.delete(session));
-  });
-
-  const front = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-    socket.once("readable", () => {
-      const head = socket.read(HTTP2_PREFACE.length) ?? socket.read();
-      if (head === null) return socket.destroy();
-      socket.unshift(head);
-      const isHttp2 =
-        head.length >= HTTP2_PREFACE.length && head.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE);
-      (isHttp2 ? h2 : h1).emit("connection", socket);
-    });
-    socket.on("error", () => socket.destroy());
-  });
+  const handler = withReadableGrpcMessages(createRequestHandler(options));
+  const h2 = http2.createServer(
+    {
+      settings: {
+        maxConcurrentStreams: options.limits.maxConcurrentStreams,
+        maxHeaderListSize: options.limits.maxHeaderBytes,
+      },
+    },
+    handler,
+  );
+  const h1 = http.createServer({ maxHeaderSize: options.limits.maxHeaderBytes }, handler);
+  const { server: front, connections: sockets, sessions } = createFrontDoor(h1, h2, options.limits);
 
   await new Promise<void>((resolve, reject) => {
     front.once("error", reject);

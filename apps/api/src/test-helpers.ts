@@ -5,8 +5,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { loadConfig } from "@hookline/config";
 import { createLogger, createSignal, type Infrastructure, openInfrastructure } from "@hookline/runtime";
 import { createTestBackend, type TestBackend, type TestSettings } from "@hookline/testkit";
-import { startApiFromConfig } from "./compose.js";
-import type { ListeningServer } from "./server.js";
+import { type ApiServer, startApiFromConfig } from "./compose.js";
 
 export const PROTO_DIR = fileURLToPath(new URL("../../../proto/", import.meta.url));
 export const PROTO_FILES = ["endpoint.proto", "emit.proto", "attempt_log.proto", "delivery.proto"].map(
@@ -68,6 +67,8 @@ export interface Responses {
   ListEndpoints: { endpoints: Endpoint[]; next_page_token: string };
   UpdateEndpoint: { endpoint: Endpoint };
   DeleteEndpoint: Record<string, never>;
+  RotateEndpointSecret: { endpoint: Endpoint };
+  RecoverEndpoint: { requeued: number };
   Emit: { event_id: string; delivery_ids: string[]; duplicate: boolean };
   GetEvent: { event: Event; deliveries: Delivery[] };
   ListDeliveries: { deliveries: Delivery[]; next_page_token: string };
@@ -81,6 +82,8 @@ const SERVICE_OF: Record<Rpc, string> = {
   ListEndpoints: "EndpointService",
   UpdateEndpoint: "EndpointService",
   DeleteEndpoint: "EndpointService",
+  RotateEndpointSecret: "EndpointService",
+  RecoverEndpoint: "EndpointService",
   Emit: "EmitService",
   GetEvent: "EmitService",
   ListDeliveries: "AttemptLogService",
@@ -90,7 +93,7 @@ const SERVICE_OF: Record<Rpc, string> = {
 export interface TestApi {
   /** host:port the api listens on. */
   readonly address: string;
-  readonly server: ListeningServer;
+  readonly server: ApiServer;
   readonly infra: Infrastructure;
   readonly backend: TestBackend;
   /** The api's log lines (JSON). */
@@ -100,14 +103,17 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** Starts infrastructure and the api on 127.0.0.1 (a free port) on this run's backend. */
-export async function startTestApi(settings: TestSettings): Promise<TestApi> {
+/** Starts infrastructure and the api on 127.0.0.1 (a free port) on this run's backend; env adds settings. */
+export async function startTestApi(
+  settings: TestSettings,
+  env: Record<string, string> = {},
+): Promise<TestApi> {
   const backend = await createTestBackend(settings);
-  const config = loadConfig({ ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" });
+  const config = loadConfig({ ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0", ...env });
   const logLines: string[] = [];
   const log = createLogger("api-test", (line) => logLines.push(line));
   let infra: Infrastructure | undefined;
-  let server: ListeningServer | undefined;
+  let server: ApiServer | undefined;
   try {
     infra = await openInfrastructure(config, log);
     server = await startApiFromConfig(config, infra, log, { attempts: createSignal() });

@@ -36,6 +36,22 @@ export function optionalId(field: string, value: string): string {
   return value === "" ? "" : checkId(field, value);
 }
 
+// A header value every HTTP client sends as is: printable ASCII, space to tilde (RFC 9110 field-vchar
+// and SP, without obs-text). Anything else is refused by undici or goes out as raw bytes.
+const HEADER_SAFE = /^[\u0020-\u007e]*$/;
+
+/**
+ * An id that becomes an HTTP header value (the event id is the webhook-id of every delivery):
+ * the id rules, plus printable ASCII only, so that every attempt can actually be sent.
+ */
+export function optionalHeaderId(field: string, value: string): string {
+  const id = optionalId(field, value);
+  if (!HEADER_SAFE.test(id)) {
+    throw new InvalidArgumentError(field, "must be printable ASCII (it is sent as the webhook-id header)");
+  }
+  return id;
+}
+
 function checkId(field: string, value: string): string {
   if (value.length > LIMITS.idLength) {
     throw new InvalidArgumentError(field, `is longer than ${LIMITS.idLength} characters`);
@@ -58,9 +74,13 @@ export function requireUrl(field: string, value: string, policy: AddressPolicy):
   if (CONTROL.test(value) || value.trim() !== value) {
     throw new InvalidArgumentError(field, "must not contain control characters or surrounding spaces");
   }
+  // Spaces in the middle would be percent-encoded into a URL the caller never wrote.
+  if (/\s/.test(value)) throw new InvalidArgumentError(field, "must not contain whitespace");
   const problem = literalUrlProblem(value, policy);
   if (problem !== undefined) throw new InvalidArgumentError(field, problem);
-  return value;
+  // Stored, shown and delivered to in WHATWG serialisation, so what a caller reads back is what
+  // a delivery connects to (`http:example.com` and `http://a.test\@b/` are not what they seem).
+  return new URL(value).href;
 }
 
 export function requireEventType(field: string, value: string): string {
@@ -110,12 +130,30 @@ export function pageSize(field: string, value: number): number {
   return value;
 }
 
-/** A protobuf Duration as milliseconds; negative or malformed ones are refused. */
-export function durationMs(field: string, value: { seconds: bigint; nanos: number }): number {
-  if (value.seconds < 0n || value.nanos < 0 || value.nanos > 999_999_999) {
-    throw new InvalidArgumentError(field, "must be a non-negative duration");
+// google.protobuf.Timestamp's documented range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
+const MIN_TIMESTAMP_SECONDS = -62_135_596_800n;
+const MAX_TIMESTAMP_SECONDS = 253_402_300_799n;
+// google.protobuf.Duration's documented range: about ±10,000 years.
+const MAX_DURATION_SECONDS = 315_576_000_000n;
+
+/** A protobuf Timestamp as a Date; one outside the type's documented range is refused. */
+export function timestamp(field: string, value: { seconds: bigint; nanos: number }): Date {
+  if (!Number.isInteger(value.nanos) || value.nanos < 0 || value.nanos > 999_999_999) {
+    throw new InvalidArgumentError(field, "has nanos outside 0 to 999999999");
   }
-  if (value.seconds > 10n ** 12n) throw new InvalidArgumentError(field, "is too long");
+  if (value.seconds < MIN_TIMESTAMP_SECONDS || value.seconds > MAX_TIMESTAMP_SECONDS) {
+    throw new InvalidArgumentError(field, "is outside 0001-01-01 to 9999-12-31");
+  }
+  return new Date(Number(value.seconds) * 1000 + Math.floor(value.nanos / 1e6));
+}
+
+/** A protobuf Duration as milliseconds; negative, malformed or out-of-range ones are refused. */
+export function durationMs(field: string, value: { seconds: bigint; nanos: number }): number {
+  if (!Number.isInteger(value.nanos) || value.nanos < 0 || value.nanos > 999_999_999) {
+    throw new InvalidArgumentError(field, "must be a non-negative duration with nanos from 0 to 999999999");
+  }
+  if (value.seconds < 0n) throw new InvalidArgumentError(field, "must be a non-negative duration");
+  if (value.seconds > MAX_DURATION_SECONDS) throw new InvalidArgumentError(field, "is out of range");
   return Number(value.seconds) * 1000 + Math.floor(value.nanos / 1e6);
 }
 

@@ -84,6 +84,53 @@ const TABLE: Row[] = [
   invalid("tenant id over 256", "ListEndpoints", { tenant_id: LONG }, "tenant_id"),
   invalid("newline in endpoint id", "CreateEndpoint", ep({ id: "a\nb" }), "id"),
   invalid("NUL in event id", "Emit", ev({ event_id: "a\u0000b" }), "event_id"),
+  // The event id is the webhook-id header of every delivery: it must be sendable as one.
+  invalid("emoji in event id", "Emit", ev({ event_id: "évt-😀" }), "event_id"),
+  invalid("0xFF in event id", "Emit", ev({ event_id: "\u00ff" }), "event_id"),
+  invalid(
+    "since far in the future",
+    "RecoverEndpoint",
+    { tenant_id: T, id: "taken", since: { seconds: "1000000000000000" } },
+    "since",
+  ),
+  invalid(
+    "since far in the past",
+    "RecoverEndpoint",
+    { tenant_id: T, id: "taken", since: { seconds: "-1000000000000000" } },
+    "since",
+  ),
+  invalid(
+    "since with negative nanos",
+    "RecoverEndpoint",
+    { tenant_id: T, id: "taken", since: { seconds: "0", nanos: -5 } },
+    "since",
+  ),
+  invalid(
+    "since with nanos over 1 s",
+    "RecoverEndpoint",
+    { tenant_id: T, id: "taken", since: { seconds: "0", nanos: 2_000_000_000 } },
+    "since",
+  ),
+  invalid(
+    "grace_period with negative nanos",
+    "RotateEndpointSecret",
+    { tenant_id: T, id: "taken", grace_period: { seconds: "1", nanos: -5 } },
+    "grace_period",
+  ),
+  invalid(
+    "grace_period past the Duration range",
+    "RotateEndpointSecret",
+    { tenant_id: T, id: "taken", grace_period: { seconds: "1000000000000000" } },
+    "grace_period",
+  ),
+  invalid("url with port 0", "CreateEndpoint", ep({ id: "h15", url: "https://a.test:0/" }), "url"),
+  invalid(
+    "url with a space in the path",
+    "CreateEndpoint",
+    ep({ id: "h16", url: "https://a.test/a b" }),
+    "url",
+  ),
+  invalid("url with a tab inside", "UpdateEndpoint", ep({ id: "taken", url: "https://a.test/a\tb" }), "url"),
   invalid("DEL in tenant id", "GetEndpoint", { tenant_id: "t\u007f", id: "taken" }, "tenant_id"),
   invalid("control char in filter", "ListDeliveries", { endpoint_id: "a\tb" }, "endpoint_id"),
   invalid("negative page_size", "ListEndpoints", { tenant_id: T, page_size: -1 }, "page_size"),
@@ -190,7 +237,7 @@ describe("every bad request is refused with its code and a message naming the fi
     assert.equal(taken.endpoint.url, "https://taken.test/", "ALREADY_EXISTS did not overwrite");
     assert.equal(taken.endpoint.description, "first");
     assert.equal(taken.endpoint.status, "ENDPOINT_STATUS_ENABLED");
-    for (const id of ["h1", "h2", "h3", "h4", "h8", "h9", "h10", "h11", "h13", "h14"]) {
+    for (const id of ["h1", "h2", "h3", "h4", "h8", "h9", "h10", "h11", "h13", "h14", "h15", "h16"]) {
       await expectStatus(api.call("GetEndpoint", { tenant_id: T, id }), status.NOT_FOUND, id);
     }
     for (const eventId of ["h5", "h6", "h7", "h12"]) {

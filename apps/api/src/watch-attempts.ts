@@ -2,14 +2,25 @@ import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { WatchAttemptsRequest, WatchAttemptsResponse } from "@hookline/contracts";
 import { listAttemptsAfter } from "@hookline/store";
 import { FeedOverflowError } from "./attempt-feed.js";
-import { tenantFor } from "./auth.js";
+import { principalKey, tenantFor } from "./auth.js";
 import { attemptMessage } from "./convert.js";
 import type { ApiDeps } from "./deps.js";
 import { sendHeadersNow } from "./early-headers.js";
 import { toConnectError } from "./errors.js";
 import { InvalidArgumentError, optionalId } from "./validate.js";
 
-const BACKFILL_PAGE = 500;
+// A backfill page is held while the client reads it, so it is sized by bytes, not rows: a stalled
+// stream holds at most about this much (attempt bodies are at most maxResponseBytes each).
+const BACKFILL_BYTES = 128 * 1024;
+const MAX_BACKFILL_ROWS = 500;
+// Ids, timestamps, the error text and the message envelope of one attempt, roughly.
+const ATTEMPT_OVERHEAD_BYTES = 1024;
+
+/** Rows per backfill page so that a page stays within BACKFILL_BYTES. */
+export function backfillRows(maxResponseBytes: number): number {
+  const perRow = maxResponseBytes + ATTEMPT_OVERHEAD_BYTES;
+  return Math.max(1, Math.min(MAX_BACKFILL_ROWS, Math.floor(BACKFILL_BYTES / perRow)));
+}
 
 /** Response header: the stream carries every matching attempt with an id above this one. */
 export const AFTER_ATTEMPT_ID_HEADER = "hookline-after-attempt-id";
@@ -26,6 +37,12 @@ export async function* watchAttempts(
 ): AsyncGenerator<Partial<WatchAttemptsResponse>> {
   const signal = context.signal;
   let filter: { tenantId: string; endpointId: string; eventId: string };
+  let release: () => void;
+  try {
+    release = deps.streams.acquire(context.values.get(principalKey).tokenId);
+  } catch (error) {
+    throw toConnectError(error, deps.log);
+  }
   try {
     if (req.afterAttemptId < 0n) throw new InvalidArgumentError("after_attempt_id", "must not be negative");
     filter = {
@@ -34,10 +51,18 @@ export async function* watchAttempts(
       eventId: optionalId("event_id", req.eventId),
     };
   } catch (error) {
+    release();
     throw toConnectError(error, deps.log);
   }
+  const pageRows = backfillRows(deps.maxResponseBytes);
   const feed = deps.attemptFeed;
-  const live = await feed.subscribe(filter, signal);
+  let live: Awaited<ReturnType<typeof feed.subscribe>>;
+  try {
+    live = await feed.subscribe(filter, signal);
+  } catch (error) {
+    release();
+    throw toConnectError(error, deps.log);
+  }
   let cursor = req.afterAttemptId > 0n ? req.afterAttemptId : feed.lastId;
   // The stream is live from here: say so, and say where it starts, so that a client that opened
   // it "from now" can resume from this id before any attempt has arrived.
@@ -53,13 +78,15 @@ export async function* watchAttempts(
         break;
       }
       const coveredUpTo = feed.lastId;
-      const page = await listAttemptsAfter(deps.db, filter, cursor.toString(), BACKFILL_PAGE);
-      for (const attempt of page) {
+      const page = await listAttemptsAfter(deps.db, filter, cursor.toString(), pageRows);
+      const rows = page.length;
+      // Hand each row over and drop it, so a stalled client pins at most what is left of the page.
+      for (let attempt = page.shift(); attempt; attempt = page.shift()) {
         cursor = BigInt(attempt.id);
         yield { attempt: attemptMessage(attempt) };
       }
       // A short page read everything committed when it started, which includes coveredUpTo.
-      scanned = page.length < BACKFILL_PAGE ? (cursor > coveredUpTo ? cursor : coveredUpTo) : cursor;
+      scanned = rows < pageRows ? (cursor > coveredUpTo ? cursor : coveredUpTo) : cursor;
     }
     for await (const attempt of live) {
       const id = BigInt(attempt.id);
@@ -78,5 +105,6 @@ export async function* watchAttempts(
     throw toConnectError(error, deps.log);
   } finally {
     live.close();
+    release();
   }
 }

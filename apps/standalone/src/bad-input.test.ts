@@ -102,7 +102,7 @@ const TABLE: Row[] = [
     name: "invalid UTF-8 in a protobuf string",
     path: `${E}ListEndpoints`,
     body: badUtf8,
-    code: "internal",
+    code: "invalid_argument",
     names: /utf-8/i,
     contentType: "application/proto",
   },

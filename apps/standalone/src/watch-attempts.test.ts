@@ -11,7 +11,13 @@ const settings = readTestSettings(process.env);
 let svc: TestService;
 let receiver: Receiver;
 before(async () => {
-  svc = await startTestService(settings, { HOOKLINE_WATCH_BUFFER: "40", HOOKLINE_SWEEP_INTERVAL: "1h" });
+  svc = await startTestService(settings, {
+    HOOKLINE_WATCH_BUFFER: "40",
+    HOOKLINE_SWEEP_INTERVAL: "1h",
+    // One test holds 300 streams at once, over one HTTP/2 connection: above the defaults (200 and 100).
+    HOOKLINE_MAX_STREAMS: "400",
+    HOOKLINE_HTTP2_MAX_STREAMS: "400",
+  });
   receiver = await startReceiver();
 });
 after(async () => {

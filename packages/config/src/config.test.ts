@@ -116,3 +116,64 @@ test("allowed CIDR ranges and the egress proxy are read, and refused with the va
     );
   }
 });
+
+test("a token configured twice, or holding whitespace, is refused at start naming the entry, never the token", () => {
+  const token = "s3cret-token-0123456789";
+  const refused: [string, string][] = [
+    [`tenant:acme:${token},tenant:evil:${token}`, "HOOKLINE_API_TOKENS entry 2 repeats the token of entry 1"],
+    [`${token},tenant:acme:${token}`, "HOOKLINE_API_TOKENS entry 2 repeats the token of entry 1"],
+    ["admin-token 0123456789abcdef", "HOOKLINE_API_TOKENS entry 1 has whitespace in its token"],
+    [
+      `${token}, tenant:acme:tok\ten-0123456789abcdef`,
+      "HOOKLINE_API_TOKENS entry 2 has whitespace in its token",
+    ],
+  ];
+  for (const [value, message] of refused) {
+    assert.throws(
+      () => loadConfig({ HOOKLINE_API_TOKENS: value }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.ok(error.message.includes(message), `${value}: ${error.message}`);
+        assert.ok(!error.message.includes(token), "the token is never echoed");
+        return true;
+      },
+    );
+  }
+  const ok = loadConfig({ HOOKLINE_API_TOKENS: `${token}, tenant:acme:${token}-acme` }).apiTokens;
+  assert.deepEqual(ok, [{ token }, { token: `${token}-acme`, tenantId: "acme" }]);
+});
+
+test("limits have sane defaults and bad values name their variable", () => {
+  const config = loadConfig({});
+  assert.equal(config.maxEndpointsPerTenant, 1000);
+  assert.deepEqual(config.connections, {
+    maxConnections: 1000,
+    handshakeTimeoutMs: 10_000,
+    idleTimeoutMs: 300_000,
+    maxConcurrentStreams: 100,
+    maxHeaderBytes: 16_384,
+  });
+  assert.deepEqual(config.streams, { perToken: 20, total: 200 });
+  assert.equal(loadConfig({ HOOKLINE_MAX_ENDPOINTS_PER_TENANT: "10000" }).maxEndpointsPerTenant, 10_000);
+  assert.throws(
+    () =>
+      loadConfig({
+        HOOKLINE_MAX_ENDPOINTS_PER_TENANT: "0",
+        HOOKLINE_MAX_CONNECTIONS: "lots",
+        HOOKLINE_HANDSHAKE_TIMEOUT: "0s",
+        HOOKLINE_MAX_STREAMS: "-1",
+      }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      for (const name of [
+        "HOOKLINE_MAX_ENDPOINTS_PER_TENANT",
+        "HOOKLINE_MAX_CONNECTIONS",
+        "HOOKLINE_HANDSHAKE_TIMEOUT",
+        "HOOKLINE_MAX_STREAMS",
+      ]) {
+        assert.ok(error.message.includes(name), `${name} is named`);
+      }
+      return true;
+    },
+  );
+});

@@ -57,6 +57,12 @@ export interface HooklineConfig {
   };
   /** Largest data_json an Emit accepts, in bytes. */
   maxDataBytes: number;
+  /** Endpoints one tenant may have; CreateEndpoint beyond it answers RESOURCE_EXHAUSTED. */
+  maxEndpointsPerTenant: number;
+  /** What the api's listener allows a connection before and after it authenticates. */
+  connections: ConnectionLimits;
+  /** Long-lived streams (WatchAttempts, Health.Watch) open at once. */
+  streams: { perToken: number; total: number };
   /** Attempts a WatchAttempts stream may fall behind before it is ended with RESOURCE_EXHAUSTED. */
   watchBufferLimit: number;
   /** How often the api re-reads new attempts even without a signal (a dropped LISTEN connection). */
@@ -70,6 +76,19 @@ export interface HooklineConfig {
   faultExitAfterCommit: number;
   /** Auto-disable and retention, run by the workers. */
   maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number };
+}
+
+export interface ConnectionLimits {
+  /** Open connections to the api port; more are closed at once. */
+  maxConnections: number;
+  /** Time a new connection has to send its first complete request (HTTP/1.1) or HTTP/2 settings. */
+  handshakeTimeoutMs: number;
+  /** Time a connection with no request or stream in progress stays open. */
+  idleTimeoutMs: number;
+  /** HTTP/2 streams one connection may have open at once. */
+  maxConcurrentStreams: number;
+  /** Largest request header block, in bytes (HTTP/1.1 and HTTP/2). */
+  maxHeaderBytes: number;
 }
 
 /** Thrown with every problem found, each naming its variable. */
@@ -104,6 +123,11 @@ export function loadConfig(env: Env): HooklineConfig {
     return n;
   };
   const duration = (text: string) => parseDuration(text);
+  const positiveDuration = (text: string) => {
+    const ms = duration(text);
+    if (ms < 1) throw new Error("must be longer than 0");
+    return ms;
+  };
 
   const databaseUrl = nonEmpty(env.DATABASE_URL);
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -181,6 +205,18 @@ export function loadConfig(env: Env): HooklineConfig {
       egressProxy: read("HOOKLINE_EGRESS_PROXY", "", parseProxyUrl),
     },
     maxDataBytes: read("HOOKLINE_MAX_EVENT_BYTES", "262144", int(1, 16 * 1024 * 1024)),
+    maxEndpointsPerTenant: read("HOOKLINE_MAX_ENDPOINTS_PER_TENANT", "1000", int(1, 10_000_000)),
+    connections: {
+      maxConnections: read("HOOKLINE_MAX_CONNECTIONS", "1000", int(1, 1_000_000)),
+      handshakeTimeoutMs: read("HOOKLINE_HANDSHAKE_TIMEOUT", "10s", positiveDuration),
+      idleTimeoutMs: read("HOOKLINE_IDLE_TIMEOUT", "5m", positiveDuration),
+      maxConcurrentStreams: read("HOOKLINE_HTTP2_MAX_STREAMS", "100", int(1, 10_000)),
+      maxHeaderBytes: read("HOOKLINE_MAX_HEADER_BYTES", "16384", int(1024, 1_048_576)),
+    },
+    streams: {
+      perToken: read("HOOKLINE_MAX_STREAMS_PER_TOKEN", "20", int(1, 100_000)),
+      total: read("HOOKLINE_MAX_STREAMS", "200", int(1, 100_000)),
+    },
     watchBufferLimit: read("HOOKLINE_WATCH_BUFFER", "10000", int(1, 1_000_000)),
     watchPollIntervalMs: read("HOOKLINE_WATCH_POLL_INTERVAL", "1s", duration),
     faultExitAfterCommit: read("HOOKLINE_FAULT_EXIT_AFTER_COMMIT", "0", int(0, 1_000_000)),
@@ -254,24 +290,38 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** "tok1, tenant:acme:tok2" → tokens; a token names no one, so errors never echo it. */
+/**
+ * "tok1, tenant:acme:tok2" → tokens; a token names no one, so errors name the entry by its
+ * position and never echo it. A token used twice would make the first entry win silently, and one
+ * holding whitespace can never be presented in a Bearer header: both are refused.
+ */
 function parseTokens(text: string): { token: string; tenantId?: string }[] {
   const entries = text
     .split(",")
     .map((item) => item.trim())
     .filter((item) => item !== "");
+  const seen = new Map<string, number>();
   return entries.map((entry, i) => {
-    if (!entry.startsWith("tenant:")) {
-      if (entry.length < 16) throw new Error(`entry ${i + 1} is shorter than 16 characters`);
-      return { token: entry };
-    }
-    const rest = entry.slice("tenant:".length);
-    const split = rest.lastIndexOf(":");
-    const tenantId = rest.slice(0, split);
-    const token = rest.slice(split + 1);
-    if (split <= 0 || token.length < 16) {
-      throw new Error(`entry ${i + 1} must be tenant:<tenant_id>:<token> with a token of 16+ characters`);
-    }
-    return { token, tenantId };
+    const parsed = parseTokenEntry(entry, i + 1);
+    if (/\s/.test(parsed.token)) throw new Error(`entry ${i + 1} has whitespace in its token`);
+    const first = seen.get(parsed.token);
+    if (first !== undefined) throw new Error(`entry ${i + 1} repeats the token of entry ${first}`);
+    seen.set(parsed.token, i + 1);
+    return parsed;
   });
+}
+
+function parseTokenEntry(entry: string, n: number): { token: string; tenantId?: string } {
+  if (!entry.startsWith("tenant:")) {
+    if (entry.length < 16) throw new Error(`entry ${n} is shorter than 16 characters`);
+    return { token: entry };
+  }
+  const rest = entry.slice("tenant:".length);
+  const split = rest.lastIndexOf(":");
+  const tenantId = rest.slice(0, split);
+  const token = rest.slice(split + 1);
+  if (split <= 0 || token.length < 16) {
+    throw new Error(`entry ${n} must be tenant:<tenant_id>:<token> with a token of 16+ characters`);
+  }
+  return { token, tenantId };
 }

@@ -1,3 +1,9 @@
-export { ConfigError, DEFAULT_RETRY_SCHEDULE, type HooklineConfig, loadConfig } from "./config.js";
+export {
+  ConfigError,
+  type ConnectionLimits,
+  DEFAULT_RETRY_SCHEDULE,
+  type HooklineConfig,
+  loadConfig,
+} from "./config.js";
 export { parseDuration, parseDurationList } from "./duration.js";
 export { parseRedisUrl, type RedisOptions } from "./redis-url.js";

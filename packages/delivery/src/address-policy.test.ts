@@ -45,6 +45,19 @@ test("every address that is not public internet is blocked by default, named by 
     "100::1": RESERVED,
     "2001:db8::1": RESERVED,
     "64:ff9b:1::a00:5": RESERVED,
+    // The rest of IANA's special-purpose registries, globally reachable or not.
+    "192.31.196.1": RESERVED,
+    "192.52.193.1": RESERVED,
+    "192.175.48.1": RESERVED,
+    "192.88.99.1": RESERVED,
+    "100:0:0:1::1": RESERVED,
+    "2001:2::1": RESERVED,
+    "2001:1::1": RESERVED,
+    "2001:4:112::1": RESERVED,
+    "2001:20::1": RESERVED,
+    "2620:4f:8000::1": RESERVED,
+    "3fff::1": RESERVED,
+    "5f00::1": RESERVED,
   };
   const actual = Object.fromEntries(Object.keys(expected).map((a) => [a, strict.problem(a)]));
   assert.deepEqual(actual, expected);
@@ -93,7 +106,7 @@ test("public addresses, and IPv6 forms of public IPv4 addresses, are allowed", (
   assert.equal(strict.problem("example.com"), "not an IP address");
 });
 
-test("allowed ranges are let back in, IPv4-mapped and NAT64 forms included, and nothing else", () => {
+test("allowed ranges are let back in with their IPv4-mapped form, and nothing else", () => {
   const policy = createAddressPolicy({
     allowedCidrs: [
       { address: "127.0.0.0", prefix: 8 },
@@ -101,20 +114,25 @@ test("allowed ranges are let back in, IPv4-mapped and NAT64 forms included, and 
       { address: "10.1.0.0", prefix: 16 },
     ],
   });
-  for (const address of [
-    "127.0.0.1",
-    "127.0.0.2",
-    "::1",
-    "::ffff:127.0.0.1",
-    "64:ff9b::7f00:1",
-    "10.1.2.3",
-  ]) {
+  for (const address of ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1", "::ffff:7f00:2", "10.1.2.3"]) {
     assert.equal(policy.problem(address), undefined, address);
   }
+  // Forms that reach 127.x through a translator or relay are another path: not covered.
+  assert.equal(policy.problem("64:ff9b::7f00:1"), `${LOOPBACK} (NAT64 form of 127.0.0.1)`);
+  assert.equal(policy.problem("2002:7f00:1::"), `${LOOPBACK} (6to4 form of 127.0.0.1)`);
+  assert.equal(policy.problem("::127.0.0.1"), `${LOOPBACK} (IPv4-compatible form of 127.0.0.1)`);
+  assert.equal(policy.problem("::ffff:0:7f00:1"), `${LOOPBACK} (IPv4-translated form of 127.0.0.1)`);
   assert.equal(policy.problem("10.2.0.1"), PRIVATE);
   assert.equal(policy.problem("192.168.1.1"), PRIVATE);
   assert.equal(policy.problem("169.254.169.254"), METADATA);
   assert.equal(policy.problem("::2"), `an unspecified address (IPv4-compatible form of 0.0.0.2)`);
+});
+
+test("an embedded form is allowed only when an IPv6 range names it", () => {
+  const policy = createAddressPolicy({ allowedCidrs: [{ address: "64:ff9b::7f00:0", prefix: 104 }] });
+  assert.equal(policy.problem("64:ff9b::7f00:1"), undefined);
+  assert.equal(policy.problem("127.0.0.1"), LOOPBACK);
+  assert.equal(policy.problem("64:ff9b::a00:1"), `${PRIVATE} (NAT64 form of 10.0.0.1)`);
 });
 
 test("a malformed allowed range is refused when the policy is made", () => {

@@ -14,7 +14,7 @@ export function literalAddress(url: URL): string | undefined {
 /**
  * Why a webhook URL can never be delivered to, as a phrase that follows the field name ("must use
  * http or https"), or undefined when it may be: it must be an absolute http(s) URL without
- * credentials whose host, if an IP address, the policy allows. Hostnames are checked when a
+ * credentials or port 0 whose host, if an IP address, the policy allows. Hostnames are checked when a
  * delivery resolves them.
  */
 export function literalUrlProblem(url: string, policy: AddressPolicy): string | undefined {
@@ -26,6 +26,8 @@ export function literalUrlProblem(url: string, policy: AddressPolicy): string | 
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return "must use http or https";
   if (parsed.username || parsed.password) return "must not carry credentials";
+  // Port 0 cannot be connected to; WHATWG keeps it, so it would fail on every attempt.
+  if (parsed.port === "0") return "must not use port 0";
   const address = literalAddress(parsed);
   const problem = address === undefined ? undefined : policy.problem(address);
   return problem === undefined ? undefined : `must not point at ${address}, ${problem}`;

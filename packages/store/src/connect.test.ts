@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createTestBackend, readTestSettings } from "@hookline/testkit";
+import pg from "pg";
 import { connectStore, createEndpoint, getEndpoint } from "./index.js";
 
 const settings = readTestSettings(process.env);
@@ -50,5 +52,90 @@ test("two processes migrating one PostgreSQL database at once both succeed", {
     await Promise.all(stores.map((s) => s.close()));
   } finally {
     await backend.dispose();
+  }
+});
+
+/** The TCP ports this process listens on (from /proc: our socket inodes in LISTEN state). */
+async function listeningTcpPorts(): Promise<number[]> {
+  const fds = await readdir("/proc/self/fd");
+  const inodes = new Set<string>();
+  for (const fd of fds) {
+    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode) inodes.add(inode);
+  }
+  const ports: number[] = [];
+  for (const file of ["/proc/self/net/tcp", "/proc/self/net/tcp6"]) {
+    const lines = (await readFile(file, "utf8").catch(() => "")).split("\n").slice(1);
+    for (const line of lines) {
+      const cols = line.trim().split(/\s+/);
+      // local_address is HEX_IP:HEX_PORT, st 0A is LISTEN, inode is column 10.
+      if (cols[3] === "0A" && inodes.has(cols[9] ?? ""))
+        ports.push(Number.parseInt(cols[1]?.split(":")[1] ?? "0", 16));
+    }
+  }
+  return ports;
+}
+
+test("the embedded store listens on no TCP port: a Unix socket only its owner can reach", {
+  skip: settings.kind !== "embedded" && "covered by the embedded run",
+}, async () => {
+  const dir = await mkdtemp(join(tmpdir(), "hookline-store-"));
+  // A data directory others may enter: the socket's own directory must still keep them out.
+  await chmod(dir, 0o755);
+  const before = await listeningTcpPorts();
+  const store = await connectStore({ dataDir: dir });
+  try {
+    assert.deepEqual(await listeningTcpPorts(), before, "no new TCP listener");
+    const host = String(store.pgConfig.host);
+    assert.equal(host, join(dir, "run"), "the socket lives in the data directory");
+    assert.equal((await stat(host)).mode & 0o777, 0o700, "only the owner may enter its directory");
+    const socketPath = join(host, `.s.PGSQL.${store.pgConfig.port}`);
+    assert.equal((await stat(socketPath)).mode & 0o777, 0o600);
+    // pg (and so BullMQ's PostgreSQL backend) reaches it through that config.
+    const client = new pg.Client(store.pgConfig);
+    await client.connect();
+    assert.equal((await client.query("select 1 as one")).rows[0]?.one, 1);
+    await client.end();
+    if (process.getuid?.() === 0) {
+      // Another local user (nobody) cannot connect, whatever user name or password it offers.
+      const child = spawnSync(
+        process.execPath,
+        [
+          "-e",
+          `require("net").connect(${JSON.stringify(socketPath)}).on("connect",()=>{console.log("connected");process.exit(0)}).on("error",(e)=>{console.log(e.code);process.exit(0)})`,
+        ],
+        { uid: 65534, gid: 65534, encoding: "utf8", timeout: 10_000 },
+      );
+      assert.equal(child.stdout.trim(), "EACCES");
+    }
+  } finally {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("an in-memory embedded store gets a private temporary socket directory, removed on close", {
+  skip: settings.kind !== "embedded" && "covered by the embedded run",
+}, async () => {
+  const store = await connectStore({ dataDir: null });
+  const host = String(store.pgConfig.host);
+  assert.ok(host.startsWith(tmpdir()), host);
+  assert.equal((await stat(host)).mode & 0o777, 0o700);
+  await store.close();
+  await assert.rejects(stat(host), /ENOENT/);
+});
+
+test("a socket left by a killed process does not stop the next start", {
+  skip: settings.kind !== "embedded" && "covered by the embedded run",
+}, async () => {
+  const dir = await mkdtemp(join(tmpdir(), "hookline-store-"));
+  try {
+    await mkdir(join(dir, "run"), { recursive: true });
+    await writeFile(join(dir, "run", ".s.PGSQL.5432"), "");
+    const store = await connectStore({ dataDir: dir });
+    await store.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });

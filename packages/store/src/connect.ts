@@ -1,4 +1,6 @@
-import { mkdir } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
@@ -71,23 +73,63 @@ async function open(
   };
 }
 
+// pg reaches a Unix socket as <host>/.s.PGSQL.<port>, like libpq.
+const SOCKET_PORT = 5432;
+// sun_path holds 108 bytes on Linux (104 on macOS), the terminating NUL included.
+const MAX_SOCKET_PATH = 100;
+
 /**
- * Starts PGlite and serves it on a loopback port, so that the store and BullMQ's PostgreSQL
- * backend both speak plain `pg` to it, each unit of work and each transaction serialised.
+ * Starts PGlite and serves it on a Unix socket, so that the store and BullMQ's PostgreSQL backend
+ * both speak plain `pg` to it, each unit of work and each transaction serialised. The socket lives
+ * in a directory only this process's user can enter (`<dataDir>/run`, or a private temporary
+ * directory for an in-memory store or a data directory whose path is too long for a socket):
+ * the embedded store has no password, so no other local user may reach it.
  */
 async function startEmbedded(dataDir: string | null) {
   if (dataDir !== null) await mkdir(dataDir, { recursive: true });
   const pglite = dataDir === null ? await PGlite.create() : await PGlite.create({ dataDir });
   // The socket ignores startup options, so BullMQ's search_path is set once for the shared session.
   await pglite.exec("SET search_path TO bullmq, public");
+  const socket = await privateSocketDir(dataDir);
   const server = new PGliteServer(pglite);
-  const port = await server.listen("127.0.0.1");
-  const pgConfig: pg.ClientConfig = { host: "127.0.0.1", port, user: "postgres", database: "postgres" };
+  try {
+    const path = join(socket.dir, `.s.PGSQL.${SOCKET_PORT}`);
+    // A socket file left by a process that was killed would make listen fail with EADDRINUSE.
+    await rm(path, { force: true });
+    await server.listen(path);
+    await chmod(path, 0o600);
+  } catch (error) {
+    await socket.remove();
+    await pglite.close();
+    throw error;
+  }
+  const pgConfig: pg.ClientConfig = {
+    host: socket.dir,
+    port: SOCKET_PORT,
+    user: "postgres",
+    database: "postgres",
+  };
   return {
     pgConfig,
     async stop() {
       await server.close();
+      await socket.remove();
       await pglite.close();
     },
   };
+}
+
+/** A directory with mode 0700 for the store's socket, and how to clean it up. */
+async function privateSocketDir(dataDir: string | null): Promise<{ dir: string; remove(): Promise<void> }> {
+  if (dataDir !== null) {
+    const dir = join(resolve(dataDir), "run");
+    if (join(dir, `.s.PGSQL.${SOCKET_PORT}`).length <= MAX_SOCKET_PATH) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await chmod(dir, 0o700);
+      return { dir, remove: () => rm(join(dir, `.s.PGSQL.${SOCKET_PORT}`), { force: true }) };
+    }
+  }
+  // mkdtemp creates the directory with mode 0700.
+  const dir = await mkdtemp(join(tmpdir(), "hookline-store-"));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }

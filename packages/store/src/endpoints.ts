@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from "kysely";
-import { AlreadyExistsError, isUniqueViolation, NotFoundError } from "./errors.js";
+import { AlreadyExistsError, isUniqueViolation, NotFoundError, QuotaExceededError } from "./errors.js";
+import { LOCK_KEYS } from "./locks.js";
 import { decodePageToken, pageOf } from "./page-token.js";
 import type { Database, EndpointStatusValue, EndpointTable } from "./schema.js";
 
@@ -41,35 +42,56 @@ export interface EndpointPatch {
   rateLimitPerSecond?: number | null;
 }
 
+/**
+ * Creates an endpoint, unless its tenant already has `maxPerTenant` (QuotaExceededError). The
+ * count and the insert run under a per-tenant transaction lock, so concurrent creates cannot
+ * overshoot the quota together.
+ */
 export async function createEndpoint(
   db: Kysely<Database>,
   input: NewEndpoint,
   now: Date,
+  maxPerTenant = Number.POSITIVE_INFINITY,
 ): Promise<EndpointRecord> {
   try {
-    const row = await db
-      .insertInto("endpoints")
-      .values({
-        tenant_id: input.tenantId,
-        id: input.id,
-        url: input.url,
-        description: input.description,
-        event_types: input.eventTypes,
-        status: "enabled",
-        disabled_reason: "",
-        secret: input.secret,
-        max_in_flight: input.maxInFlight ?? null,
-        rate_limit_per_second: input.rateLimitPerSecond ?? null,
-        created_at: now,
-        updated_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return toEndpoint(row);
+    return await db.transaction().execute(async (tx) => {
+      await sql`select pg_advisory_xact_lock(${LOCK_KEYS.endpointQuota}, hashtext(${input.tenantId}))`.execute(
+        tx,
+      );
+      const { count } = await tx
+        .selectFrom("endpoints")
+        .select((eb) => eb.fn.countAll<string>().as("count"))
+        .where("tenant_id", "=", input.tenantId)
+        .executeTakeFirstOrThrow();
+      if (Number(count) >= maxPerTenant) throw new QuotaExceededError("endpoints per tenant", maxPerTenant);
+      return insertEndpoint(tx, input, now);
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw new AlreadyExistsError(`endpoint "${input.id}"`);
     throw error;
   }
+}
+
+async function insertEndpoint(db: Kysely<Database>, input: NewEndpoint, now: Date): Promise<EndpointRecord> {
+  const row = await db
+    .insertInto("endpoints")
+    .values({
+      tenant_id: input.tenantId,
+      id: input.id,
+      url: input.url,
+      description: input.description,
+      event_types: input.eventTypes,
+      status: "enabled",
+      disabled_reason: "",
+      secret: input.secret,
+      max_in_flight: input.maxInFlight ?? null,
+      rate_limit_per_second: input.rateLimitPerSecond ?? null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toEndpoint(row);
 }
 
 export async function getEndpoint(

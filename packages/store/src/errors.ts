@@ -14,6 +14,17 @@ export class AlreadyExistsError extends Error {
   }
 }
 
+/** A quota would be exceeded (e.g. endpoints per tenant); nothing was written. */
+export class QuotaExceededError extends Error {
+  constructor(
+    readonly what: string,
+    readonly limit: number,
+  ) {
+    super(`the limit of ${limit} ${what} is reached`);
+    this.name = "QuotaExceededError";
+  }
+}
+
 /** The database could not be reached or refused service; the caller may try again. */
 export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {

@@ -42,6 +42,7 @@ export {
   AlreadyExistsError,
   isConnectionError,
   NotFoundError,
+  QuotaExceededError,
   StoreUnavailableError,
 } from "./errors.js";
 export { type EventRecord, getEvent } from "./events.js";

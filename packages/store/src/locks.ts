@@ -6,6 +6,8 @@ export const LOCK_KEYS = {
   sweeper: 0x686b_0001,
   attemptOrder: 0x686b_0002,
   maintenance: 0x686b_0003,
+  /** With the tenant id's hash as second key: serialises endpoint creation per tenant (the quota). */
+  endpointQuota: 0x686b_0004,
 } as const;
 
 /**

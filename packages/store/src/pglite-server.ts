@@ -7,7 +7,8 @@ const GSSENC_REQUEST = 80877104;
 const CANCEL_REQUEST = 80877102;
 
 /**
- * Serves one PGlite session to many `pg` connections on a loopback port.
+ * Serves one PGlite session to many `pg` connections on a Unix socket (never TCP: PostgreSQL's
+ * wire protocol here has no authentication, so only the owner of the socket's directory may reach it).
  *
  * PGlite is ONE PostgreSQL session, so two connections must never interleave inside each other's
  * work. pglite-socket (which we used first) queues single protocol messages, so one client's
@@ -27,12 +28,12 @@ export class PGliteServer {
     this.server = net.createServer((socket) => this.accept(socket));
   }
 
-  async listen(host = "127.0.0.1"): Promise<number> {
+  /** Listens on the Unix socket at `path`; its directory decides who may connect. */
+  async listen(path: string): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.server.once("error", reject);
-      this.server.listen(0, host, () => resolve());
+      this.server.listen(path, () => resolve());
     });
-    return (this.server.address() as net.AddressInfo).port;
   }
 
   async close(): Promise<void> {
@@ -104,8 +105,10 @@ export class PGliteServer {
       client,
       run: () =>
         this.pglite.execProtocolRawStream(new Uint8Array(input.buffer, input.byteOffset, input.byteLength), {
+          // data may be a view of PGlite's memory, which the next message overwrites; a write
+          // that cannot finish at once (a full Unix socket buffer) would send those later bytes.
           onRawData: (data) => {
-            if (!socket.destroyed) socket.write(data);
+            if (!socket.destroyed) socket.write(Buffer.from(data));
           },
         }),
     });

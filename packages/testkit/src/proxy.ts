@@ -16,9 +16,10 @@ export interface CuttableProxy {
   close(): Promise<void>;
 }
 
-/** Starts a relay on a free loopback port to target (`host:port`). */
+/** Starts a relay on a free loopback port to target (`host:port`, or the path of a Unix socket). */
 export async function startCuttableProxy(target: string): Promise<CuttableProxy> {
   const [host = "127.0.0.1", port = "0"] = target.split(":");
+  const connect = () => (target.startsWith("/") ? net.connect(target) : net.connect(Number(port), host));
   const sockets = new Set<net.Socket>();
   let cut = false;
   const track = (socket: net.Socket) => {
@@ -29,7 +30,7 @@ export async function startCuttableProxy(target: string): Promise<CuttableProxy>
   const server = net.createServer((client) => {
     track(client);
     if (cut) return void client.destroy();
-    const upstream = net.connect(Number(port), host);
+    const upstream = connect();
     track(upstream);
     client.pipe(upstream).pipe(client);
     client.on("close", () => upstream.destroy());
@@ -59,11 +60,15 @@ export async function startCuttableProxy(target: string): Promise<CuttableProxy>
 export async function startDatabaseProxy(
   config: pg.ClientConfig,
 ): Promise<{ proxy: CuttableProxy; config: pg.ClientConfig }> {
+  // The embedded store listens on a Unix socket: pg's host is then the socket's directory.
+  const socketDir = config.host?.startsWith("/") ? config.host : undefined;
   const url = new URL(
     config.connectionString ??
-      `postgres://${config.user ?? "postgres"}@${config.host ?? "127.0.0.1"}:${config.port ?? 5432}/${config.database ?? "postgres"}`,
+      `postgres://${config.user ?? "postgres"}@${socketDir ? "127.0.0.1" : (config.host ?? "127.0.0.1")}:${config.port ?? 5432}/${config.database ?? "postgres"}`,
   );
-  const proxy = await startCuttableProxy(`${url.hostname}:${url.port || 5432}`);
+  const proxy = await startCuttableProxy(
+    socketDir ? `${socketDir}/.s.PGSQL.${config.port ?? 5432}` : `${url.hostname}:${url.port || 5432}`,
+  );
   url.hostname = "127.0.0.1";
   url.port = String(proxy.port);
   return { proxy, config: { connectionString: url.toString() } };

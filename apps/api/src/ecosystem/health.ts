@@ -1,5 +1,6 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@hookline/contracts";
+import type { StreamLimiter } from "../stream-limiter.js";
 import type { HealthMonitor } from "./health-monitor.js";
 
 /**
@@ -9,6 +10,7 @@ import type { HealthMonitor } from "./health-monitor.js";
 export function healthService(
   monitor: HealthMonitor,
   services: readonly string[],
+  streams: StreamLimiter,
 ): ServiceImpl<typeof Health> {
   const known = new Set(["", ...services]);
   const statusOf = (healthy: boolean) => (healthy ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
@@ -20,16 +22,22 @@ export function healthService(
       return { status: statusOf(await monitor.check()) };
     },
     async *watch(request, context) {
-      if (!known.has(request.service)) {
-        // The protocol keeps the call open: the service may become known later (it never does here).
-        yield { status: ServingStatus.SERVICE_UNKNOWN };
-        await new Promise<void>((resolve) => {
-          if (context.signal.aborted) resolve();
-          else context.signal.addEventListener("abort", () => resolve(), { once: true });
-        });
-        return;
+      // Health needs no token, so only the server-wide stream limit applies.
+      const release = streams.acquire(undefined);
+      try {
+        if (!known.has(request.service)) {
+          // The protocol keeps the call open: the service may become known later (it never does here).
+          yield { status: ServingStatus.SERVICE_UNKNOWN };
+          await new Promise<void>((resolve) => {
+            if (context.signal.aborted) resolve();
+            else context.signal.addEventListener("abort", () => resolve(), { once: true });
+          });
+          return;
+        }
+        for await (const healthy of monitor.watch(context.signal)) yield { status: statusOf(healthy) };
+      } finally {
+        release();
       }
-      for await (const healthy of monitor.watch(context.signal)) yield { status: statusOf(healthy) };
     },
     async list() {
       const status = statusOf(await monitor.check());

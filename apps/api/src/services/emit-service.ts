@@ -5,7 +5,7 @@ import { tenantFor } from "../auth.js";
 import { deliveryMessage, eventMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import { createEmitBatcher } from "../emit-batcher.js";
-import { jsonText, optionalId, requireEventType, requireId } from "../validate.js";
+import { jsonText, optionalHeaderId, requireEventType, requireId } from "../validate.js";
 
 export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
   let commits = 0;
@@ -13,7 +13,7 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
   return {
     async emit(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
-      const eventId = optionalId("event_id", req.eventId) || newId("evt");
+      const eventId = optionalHeaderId("event_id", req.eventId) || newId("evt");
       const eventType = requireEventType("event_type", req.eventType);
       const dataJson = jsonText("data_json", req.dataJson, deps.maxDataBytes);
       const result = await emitEvent({ tenantId, id: eventId, eventType, dataJson });

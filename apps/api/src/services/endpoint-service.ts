@@ -1,4 +1,3 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type EndpointService, EndpointStatus } from "@hookline/contracts";
 import { parseSecret } from "@hookline/signing";
@@ -26,6 +25,7 @@ import {
   ratePerSecond,
   requireId,
   requireUrl,
+  timestamp,
 } from "../validate.js";
 
 const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
@@ -53,6 +53,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           rateLimitPerSecond: ratePerSecond("rate_limit_per_second", req.rateLimitPerSecond, false) ?? null,
         },
         deps.now(),
+        deps.maxEndpointsPerTenant,
       );
       deps.onEndpointsChanged?.();
       return { endpoint: endpointMessage(record, true) };
@@ -165,7 +166,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const id = requireId("id", req.id);
       if (!req.since) throw new InvalidArgumentError("since", "is required");
-      const since = timestampDate(req.since);
+      const since = timestamp("since", req.since);
       const now = deps.now();
       if (now.getTime() - since.getTime() > MAX_RECOVERY_WINDOW_MS) {
         throw new InvalidArgumentError("since", "must be within the last 14 days");
