@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
+import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
 import { type ApiToken, authInterceptor } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
 import { registerEcosystem } from "./ecosystem/index.js";
@@ -8,6 +8,7 @@ import { type ListeningServer, serve } from "./server.js";
 import { attemptLogService } from "./services/attempt-log-service.js";
 import { emitService } from "./services/emit-service.js";
 import { endpointService } from "./services/endpoint-service.js";
+import { portalService } from "./services/portal-service.js";
 
 /** Registers every Hookline service, then gRPC health and reflection, on a Connect router. */
 export function routes(deps: ApiDeps) {
@@ -15,6 +16,7 @@ export function routes(deps: ApiDeps) {
     router.service(EndpointService, endpointService(deps));
     router.service(EmitService, emitService(deps));
     router.service(AttemptLogService, attemptLogService(deps));
+    router.service(PortalService, portalService(deps));
     // Health and reflection describe the services above, so they come last.
     registerEcosystem(router, { checkStore: deps.checkStore });
   };
@@ -25,6 +27,8 @@ export interface ApiServerOptions {
   port: number;
   /** Empty: no authentication (loopback, or HOOKLINE_INSECURE_NO_AUTH). */
   tokens: readonly ApiToken[];
+  /** Directory of the built web console, served under /ui/; undefined serves none. */
+  consoleDir?: string;
 }
 
 /** Starts the api on host:port (gRPC, gRPC-Web and Connect JSON on the same port). */
@@ -33,8 +37,12 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     host: options.host,
     port: options.port,
     routes: routes(deps),
-    interceptors: [errorMappingInterceptor(deps.log), authInterceptor(options.tokens)],
+    interceptors: [
+      errorMappingInterceptor(deps.log),
+      authInterceptor(options.tokens, { key: deps.portalKey, now: deps.now }),
+    ],
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,
+    ...(options.consoleDir && { site: { prefix: "/ui/", dir: options.consoleDir } }),
   });
 }

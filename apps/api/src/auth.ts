@@ -6,6 +6,7 @@ import {
   type HandlerContext,
   type Interceptor,
 } from "@connectrpc/connect";
+import { isPortalToken, type PortalGrant, PortalTokenError, verifyPortalToken } from "./portal-token.js";
 
 /** One configured API token: a bare one acts on every tenant, a scoped one on its tenant only. */
 export interface ApiToken {
@@ -15,10 +16,24 @@ export interface ApiToken {
 
 /** Who is calling: undefined tenantId means every tenant (a bare token, or auth turned off). */
 export interface Principal {
+  kind: "open" | "token" | "portal";
   tenantId: string | undefined;
+  /** Set for an endpoint-scoped portal token: the only endpoint the call may touch. */
+  endpointId?: string;
+  /** Set for portal tokens. */
+  expiresAt?: Date;
 }
 
-export const principalKey = createContextKey<Principal>({ tenantId: undefined }, { description: "caller" });
+export const principalKey = createContextKey<Principal>(
+  { kind: "open", tenantId: undefined },
+  { description: "caller" },
+);
+
+/** How portal tokens are checked: the key that signed them and the clock that expires them. */
+export interface PortalVerifier {
+  key: Buffer;
+  now(): Date;
+}
 
 // Health must answer probes that carry no credentials (Kubernetes, load balancers).
 const OPEN_SERVICES = new Set(["grpc.health.v1.Health"]);
@@ -28,12 +43,30 @@ const OPEN_SERVICES = new Set(["grpc.health.v1.Health"]);
  * compared as SHA-256 digests in constant time, against every configured token (no early exit),
  * and never logged or echoed.
  */
-export function authInterceptor(tokens: readonly ApiToken[]): Interceptor {
+export function authInterceptor(tokens: readonly ApiToken[], portal: PortalVerifier): Interceptor {
   const digests = tokens.map((t) => ({ digest: sha256(t.token), tenantId: t.tenantId }));
   return (next) => async (request) => {
-    if (digests.length === 0 || OPEN_SERVICES.has(request.service.typeName)) return next(request);
+    if (OPEN_SERVICES.has(request.service.typeName)) return next(request);
     const header = request.header.get("authorization") ?? "";
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    // A portal token is honoured, and limits the call, even when no API tokens are configured.
+    if (match?.[1] && isPortalToken(match[1])) {
+      let grant: PortalGrant;
+      try {
+        grant = verifyPortalToken(portal.key, match[1], portal.now());
+      } catch (error) {
+        if (error instanceof PortalTokenError) throw new ConnectError(error.message, Code.Unauthenticated);
+        throw error;
+      }
+      request.contextValues.set(principalKey, {
+        kind: "portal",
+        tenantId: grant.tenantId,
+        ...(grant.endpointId !== "" && { endpointId: grant.endpointId }),
+        expiresAt: grant.expiresAt,
+      });
+      return next(request);
+    }
+    if (digests.length === 0) return next(request);
     if (!match?.[1])
       throw new ConnectError("missing bearer token (authorization: Bearer <token>)", Code.Unauthenticated);
     const presented = sha256(match[1]);
@@ -42,7 +75,7 @@ export function authInterceptor(tokens: readonly ApiToken[]): Interceptor {
       if (timingSafeEqual(candidate.digest, presented) && !found) found = candidate;
     }
     if (!found) throw new ConnectError("invalid token", Code.Unauthenticated);
-    request.contextValues.set(principalKey, { tenantId: found.tenantId });
+    request.contextValues.set(principalKey, { kind: "token", tenantId: found.tenantId });
     return next(request);
   };
 }
@@ -58,6 +91,26 @@ export function tenantFor(context: HandlerContext, requested: string): string {
     throw new ConnectError("this token may act only on its own tenant", Code.PermissionDenied);
   }
   return tenantId;
+}
+
+/**
+ * The endpoint a call acts on. An endpoint-scoped portal token may name only its endpoint
+ * (PERMISSION_DENIED otherwise); an empty endpoint filter then means "my endpoint".
+ */
+export function endpointFor(context: HandlerContext, requested: string): string {
+  const { endpointId } = context.values.get(principalKey);
+  if (endpointId === undefined) return requested;
+  if (requested !== "" && requested !== endpointId) {
+    throw new ConnectError("this link may act only on its own endpoint", Code.PermissionDenied);
+  }
+  return endpointId;
+}
+
+/** Refuses calls an endpoint-scoped portal token may not make (those reaching other endpoints). */
+export function refuseEndpointScoped(context: HandlerContext, what: string): void {
+  if (context.values.get(principalKey).endpointId !== undefined) {
+    throw new ConnectError(`a link limited to one endpoint may not ${what}`, Code.PermissionDenied);
+  }
 }
 
 function sha256(text: string): Buffer {

@@ -15,6 +15,8 @@ export interface ApiDeps {
   /** Largest data_json accepted, in bytes. */
   maxDataBytes: number;
   now(): Date;
+  /** Signs and checks portal links (HOOKLINE_PORTAL_KEY, or a random key per process). */
+  portalKey: Buffer;
   generateSecret(): string;
   /** Told when an endpoint appears or comes back, so an in-process worker can serve it at once. */
   onEndpointsChanged?: () => void;

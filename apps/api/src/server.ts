@@ -3,6 +3,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { type StaticSite, serveStatic } from "./static-site.js";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
@@ -20,6 +21,8 @@ export interface ServeOptions {
   interceptors: Interceptor[];
   /** Largest request message accepted, in bytes. */
   readMaxBytes: number;
+  /** The web console, served over HTTP/1.1 beside the RPCs; undefined serves none. */
+  site?: StaticSite;
 }
 
 /**
@@ -35,7 +38,14 @@ export async function serve(options: ServeOptions): Promise<ListeningServer> {
     jsonOptions: { ignoreUnknownFields: false },
   });
   const h2 = http2.createServer(handler);
-  const h1 = http.createServer(handler);
+  const site = options.site;
+  const h1 = http.createServer((req, res) => {
+    if (!site) return handler(req, res);
+    serveStatic(site, req, res).then(
+      (served) => served || handler(req, res),
+      () => res.writeHead(500).end(),
+    );
+  });
   const sockets = new Set<net.Socket>();
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (session) => {
