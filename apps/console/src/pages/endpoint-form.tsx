@@ -5,6 +5,10 @@ export interface EndpointFields {
   url: string;
   description: string;
   eventTypes: string[];
+  /** Undefined: the service default. */
+  maxInFlight?: number | undefined;
+  /** Undefined: no limit. */
+  rateLimitPerSecond?: number | undefined;
 }
 
 /** Create or edit an endpoint's URL, description and event types. */
@@ -23,6 +27,8 @@ export function EndpointForm({
   const [url, setUrl] = useState(initial?.url ?? "");
   const [description, setDescription] = useState(initial?.description ?? "");
   const [types, setTypes] = useState(initial?.eventTypes.join(", ") ?? "");
+  const [maxInFlight, setMaxInFlight] = useState(initial?.maxInFlight?.toString() ?? "");
+  const [rate, setRate] = useState(initial?.rateLimitPerSecond?.toString() ?? "");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
   const submit = async (event: FormEvent) => {
@@ -37,6 +43,8 @@ export function EndpointForm({
           .split(",")
           .map((t) => t.trim())
           .filter((t) => t !== ""),
+        maxInFlight: maxInFlight.trim() === "" ? undefined : Number(maxInFlight),
+        rateLimitPerSecond: rate.trim() === "" ? undefined : Number(rate),
       });
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
@@ -64,6 +72,31 @@ export function EndpointForm({
         value={types}
         onChange={(e) => setTypes(e.target.value)}
       />
+      <fieldset className="limits">
+        <legend>Limits</legend>
+        <label htmlFor={`${id}-inflight`}>Attempts in flight at most</label>
+        <input
+          id={`${id}-inflight`}
+          type="number"
+          min={1}
+          max={1000}
+          step={1}
+          placeholder="service default"
+          value={maxInFlight}
+          onChange={(e) => setMaxInFlight(e.target.value)}
+        />
+        <label htmlFor={`${id}-rate`}>Attempts per second at most</label>
+        <input
+          id={`${id}-rate`}
+          type="number"
+          min={0}
+          max={10000}
+          step="any"
+          placeholder="no limit"
+          value={rate}
+          onChange={(e) => setRate(e.target.value)}
+        />
+      </fieldset>
       {error && (
         <p className="error" role="alert">
           {error}

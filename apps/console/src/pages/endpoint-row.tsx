@@ -51,6 +51,9 @@ export function EndpointRow({
         description: fields.description,
         eventTypes: fields.eventTypes,
         replaceEventTypes: true,
+        // Update's convention: 0 returns to the default (in flight) or removes the limit (rate).
+        maxInFlight: fields.maxInFlight ?? 0,
+        rateLimitPerSecond: fields.rateLimitPerSecond ?? 0,
       });
       if (updated) onChange(updated);
       setMode("view");
@@ -116,6 +119,12 @@ export function EndpointRow({
             <dd>{endpoint.disabledReason}</dd>
           </>
         )}
+        <dt>limits</dt>
+        <dd>
+          {endpoint.maxInFlight === undefined ? "default in flight" : `${endpoint.maxInFlight} in flight`}
+          {", "}
+          {endpoint.rateLimitPerSecond === undefined ? "no rate limit" : `${endpoint.rateLimitPerSecond}/s`}
+        </dd>
         <dt>created</dt>
         <dd>
           <Time value={endpoint.createdAt} />

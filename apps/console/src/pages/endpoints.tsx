@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from "react";
 import { errorText } from "../api.js";
 import { useSession } from "../context.js";
 import { Empty, ErrorBox, Loading } from "../ui/states.js";
-import { EndpointForm } from "./endpoint-form.js";
+import { type EndpointFields, EndpointForm } from "./endpoint-form.js";
 import { EndpointRow } from "./endpoint-row.js";
 
 /** The tenant's endpoints, and a form to add one. */
@@ -32,9 +32,16 @@ export function Endpoints() {
     void load();
   }, [load]);
 
-  const create = async (fields: { url: string; description: string; eventTypes: string[] }) => {
+  const create = async (fields: EndpointFields) => {
     try {
-      await api.endpoints.createEndpoint({ tenantId, ...fields });
+      await api.endpoints.createEndpoint({
+        tenantId,
+        url: fields.url,
+        description: fields.description,
+        eventTypes: fields.eventTypes,
+        ...(fields.maxInFlight !== undefined && { maxInFlight: fields.maxInFlight }),
+        ...(fields.rateLimitPerSecond !== undefined && { rateLimitPerSecond: fields.rateLimitPerSecond }),
+      });
     } catch (e) {
       throw new Error(errorText(e));
     }
