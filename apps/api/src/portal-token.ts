@@ -35,8 +35,9 @@ export function signPortalToken(key: Buffer, grant: PortalGrant): string {
 export function verifyPortalToken(key: Buffer, token: string, now: Date): PortalGrant {
   const dot = token.lastIndexOf(".");
   const body = token.slice(0, dot);
-  const presented = Buffer.from(token.slice(dot + 1), "base64url");
-  const expected = mac(key, body);
+  // Compared as canonical text, so no other spelling of the same bytes is accepted.
+  const presented = Buffer.from(token.slice(dot + 1));
+  const expected = Buffer.from(mac(key, body).toString("base64url"));
   if (dot <= PREFIX.length || presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
     throw new PortalTokenError("this portal link is not valid (it was altered, or issued by another server)");
   }

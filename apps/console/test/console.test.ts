@@ -6,13 +6,15 @@ import { durationFromMs, timestampDate } from "@bufbuild/protobuf/wkt";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "@hookline/config";
-import { EmitService, EndpointService, PortalService } from "@hookline/contracts";
+import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
 import { createLogger } from "@hookline/runtime";
 import { type Service, startService } from "@hookline/standalone";
 import {
   createTestBackend,
+  eventually,
   type Receiver,
   readTestSettings,
+  startCuttableProxy,
   startReceiver,
   type TestBackend,
 } from "@hookline/testkit";
@@ -44,6 +46,7 @@ let base: string;
 let endpoints: Client<typeof EndpointService>;
 let emit: Client<typeof EmitService>;
 let portal: Client<typeof PortalService>;
+let attemptLog: Client<typeof AttemptLogService>;
 const auth = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
 const state = { endpointId: "", deliveryId: "", secret: "" };
 
@@ -67,6 +70,7 @@ before(async () => {
   endpoints = createClient(EndpointService, transport);
   emit = createClient(EmitService, transport);
   portal = createClient(PortalService, transport);
+  attemptLog = createClient(AttemptLogService, transport);
   // The first request fails, so the delivery has a retry the live view must show as it happens.
   receiver = await startReceiver((_request, n) =>
     n === 1 ? { status: 500, body: "not ready yet" } : { status: 200, body: "thanks" },
@@ -153,6 +157,53 @@ test("the delivery detail shows the payload and signed headers, never the secret
   await page.screenshot({ path: new URL("delivery-detail.png", SCREENSHOTS).pathname, fullPage: true });
 });
 
+test("after a dropped connection the live view resumes from the last attempt it showed", async () => {
+  const proxy = await startCuttableProxy(service.address);
+  const watcher = await browser.newContext();
+  try {
+    const view = await watcher.newPage();
+    await view.goto(`http://${proxy.address}/ui/`);
+    await view.getByLabel("API token").fill(ADMIN_TOKEN);
+    await view.getByRole("button", { name: "Sign in" }).click();
+    await view.getByLabel("Tenant").fill("acme");
+    await view.getByRole("button", { name: "Show" }).click();
+    await view.getByTestId("live-status").getByText("Live").waitFor();
+    const attemptsOf = async (eventId: string) =>
+      (await attemptLog.listAttempts({ tenantId: "acme", eventId }, auth)).attempts;
+
+    await emit.emit(
+      { tenantId: "acme", eventId: "inv_2001", eventType: "invoice.paid", dataJson: "{}" },
+      auth,
+    );
+    await view.locator('li.attempt-line[data-event="inv_2001"]').waitFor();
+    const [shown] = await attemptsOf("inv_2001");
+    assert.ok(shown);
+
+    proxy.cut();
+    await view.getByTestId("live-status").getByText(`resuming after attempt ${shown.id}`).waitFor();
+    // Recorded while the page is disconnected: it must arrive by replay, not live.
+    await emit.emit(
+      { tenantId: "acme", eventId: "inv_2002", eventType: "invoice.paid", dataJson: "{}" },
+      auth,
+    );
+    await eventually(
+      () => attemptsOf("inv_2002"),
+      (attempts) => attempts.length === 1,
+    );
+    proxy.restore();
+    await view.locator('li.attempt-line[data-event="inv_2002"]').waitFor({ timeout: 20_000 });
+    await view.getByTestId("live-status").getByText("Live").waitFor();
+    assert.equal(
+      await view.locator('li.attempt-line[data-event="inv_2001"]').count(),
+      1,
+      "nothing shown twice",
+    );
+  } finally {
+    await watcher.close();
+    await proxy.close();
+  }
+});
+
 test("a portal link for one tenant sees that tenant only", async () => {
   const other = await endpoints.createEndpoint(
     { tenantId: "globex", url: `${receiver.url}?globex`, eventTypes: ["order.shipped"] },
@@ -205,8 +256,10 @@ test("an expired or altered portal link is refused with a page saying so", async
   const customer = await browser.newContext();
   try {
     const view = await customer.newPage();
-    const last = good.token.at(-1) === "A" ? "B" : "A";
-    await view.goto(`${base}/ui/#portal=${good.token.slice(0, -1)}${last}`);
+    // One character of the signature changed.
+    const at = good.token.length - 10;
+    const altered = `${good.token.slice(0, at)}${good.token[at] === "A" ? "B" : "A"}${good.token.slice(at + 1)}`;
+    await view.goto(`${base}/ui/#portal=${altered}`);
     await view.getByRole("heading", { name: "This link does not work" }).waitFor();
     await view.getByText(/not valid/).waitFor();
 
