@@ -1,3 +1,4 @@
+import { SessionKind } from "@hookline/contracts";
 import { useCallback, useEffect, useState } from "react";
 import { createApi, errorText, isAuthError } from "./api.js";
 import { type Session, SessionContext } from "./context.js";
@@ -36,6 +37,7 @@ export function App() {
           tenantFixed: fixed,
           endpointId: who.endpointId,
           portal: chosen.portal,
+          open: who.kind === SessionKind.OPEN,
         },
       });
     } catch (error) {

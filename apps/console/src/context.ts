@@ -11,6 +11,8 @@ export interface Session {
   /** Set for an endpoint-scoped portal link. */
   endpointId: string;
   portal: boolean;
+  /** The api has no tokens configured: there is nothing to sign out of. */
+  open: boolean;
 }
 
 export const SessionContext = createContext<Session | undefined>(undefined);

@@ -42,7 +42,7 @@ export function Shell({ onSignOut, onTenant }: { onSignOut(): void; onTenant(ten
         ) : (
           <TenantPicker value={session.tenantId} onChange={onTenant} />
         )}
-        {!session.portal && (
+        {!session.portal && !session.open && (
           <button type="button" className="link" onClick={onSignOut}>
             Sign out
           </button>
