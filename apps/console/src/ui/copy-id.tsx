@@ -19,7 +19,9 @@ export function CopyId({ value, label = "id" }: { value: string; label?: string 
   };
   return (
     <span className="copy-id">
-      <code id={`id-${value}`}>{value}</code>
+      <code id={`id-${value}`} title={value}>
+        {value}
+      </code>
       <button type="button" className="link" onClick={copy} aria-label={`copy ${label} ${value}`}>
         {copied ? "copied" : "copy"}
       </button>
