@@ -1,6 +1,6 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { ConnectionLimits } from "@hookline/config";
-import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
+import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
 import { type ApiToken, createAuthenticator } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
 import { registerEcosystem } from "./ecosystem/index.js";
@@ -9,6 +9,7 @@ import { type ListeningServer, serve } from "./server.js";
 import { attemptLogService } from "./services/attempt-log-service.js";
 import { emitService } from "./services/emit-service.js";
 import { endpointService } from "./services/endpoint-service.js";
+import { portalService } from "./services/portal-service.js";
 
 /** Registers every Hookline service, then gRPC health and reflection, on a Connect router. */
 export function routes(deps: ApiDeps) {
@@ -16,6 +17,7 @@ export function routes(deps: ApiDeps) {
     router.service(EndpointService, endpointService(deps));
     router.service(EmitService, emitService(deps));
     router.service(AttemptLogService, attemptLogService(deps));
+    router.service(PortalService, portalService(deps));
     // Health and reflection describe the services above, so they come last.
     registerEcosystem(router, { checkStore: deps.checkStore, streams: deps.streams });
   };
@@ -28,6 +30,8 @@ export interface ApiServerOptions {
   tokens: readonly ApiToken[];
   /** Connection, handshake, idle and HTTP/2 limits of the listener. */
   limits: ConnectionLimits;
+  /** Directory of the built web console, served under /ui/; undefined serves none. */
+  consoleDir?: string;
 }
 
 /** Starts the api on host:port (gRPC, gRPC-Web and Connect JSON on the same port). */
@@ -37,9 +41,10 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     port: options.port,
     routes: routes(deps),
     interceptors: [errorMappingInterceptor(deps.log)],
-    authenticate: createAuthenticator(options.tokens),
+    authenticate: createAuthenticator(options.tokens, { key: deps.portalKey, now: deps.now }),
     limits: options.limits,
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,
+    ...(options.consoleDir && { site: { prefix: "/ui/", dir: options.consoleDir } }),
   });
 }

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, createContextKey, type HandlerContext } from "@connectrpc/connect";
+import { isPortalToken, type PortalGrant, PortalTokenError, verifyPortalToken } from "./portal-token.js";
 
 /** One configured API token: a bare one acts on every tenant, a scoped one on its tenant only. */
 export interface ApiToken {
@@ -9,12 +10,26 @@ export interface ApiToken {
 
 /** Who is calling: undefined tenantId means every tenant (a bare token, or auth turned off). */
 export interface Principal {
+  kind: "open" | "token" | "portal";
   tenantId: string | undefined;
-  /** Which configured token ("token-2": its position, never the token); undefined without auth. */
+  /** Which configured token ("token-2": its position, never the token); undefined otherwise. */
   tokenId?: string;
+  /** Set for an endpoint-scoped portal token: the only endpoint the call may touch. */
+  endpointId?: string;
+  /** Set for portal tokens. */
+  expiresAt?: Date;
 }
 
-export const principalKey = createContextKey<Principal>({ tenantId: undefined }, { description: "caller" });
+export const principalKey = createContextKey<Principal>(
+  { kind: "open", tenantId: undefined },
+  { description: "caller" },
+);
+
+/** How portal tokens are checked: the key that signed them and the clock that expires them. */
+export interface PortalVerifier {
+  key: Buffer;
+  now(): Date;
+}
 
 // Health must answer probes that carry no credentials (Kubernetes, load balancers).
 const OPEN_SERVICES = new Set(["grpc.health.v1.Health"]);
@@ -23,20 +38,37 @@ const OPEN_SERVICES = new Set(["grpc.health.v1.Health"]);
 export type Authenticator = (service: string, authorization: string | undefined) => Principal;
 
 /**
- * Checks `authorization: Bearer <token>` when tokens are configured, from the headers alone, so
- * that an unauthenticated caller is refused before its body is read or parsed. Tokens are
- * compared as SHA-256 digests in constant time, against every configured token (no early exit),
- * and never logged or echoed. Throws UNAUTHENTICATED.
+ * Checks `authorization: Bearer <token>` from the headers alone, so that an unauthenticated caller
+ * is refused before its body is read or parsed. API tokens (when configured) are compared as
+ * SHA-256 digests in constant time, against every configured token (no early exit), and never
+ * logged or echoed. A portal token is honoured, and limits the call, even when no API tokens are
+ * configured. Throws UNAUTHENTICATED.
  */
-export function createAuthenticator(tokens: readonly ApiToken[]): Authenticator {
+export function createAuthenticator(tokens: readonly ApiToken[], portal: PortalVerifier): Authenticator {
   const digests = tokens.map((t, i) => ({
     digest: sha256(t.token),
     tenantId: t.tenantId,
     tokenId: `token-${i + 1}`,
   }));
   return (service, authorization) => {
-    if (digests.length === 0 || OPEN_SERVICES.has(service)) return { tenantId: undefined };
+    if (OPEN_SERVICES.has(service)) return { kind: "open", tenantId: undefined };
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+    if (match?.[1] && isPortalToken(match[1])) {
+      let grant: PortalGrant;
+      try {
+        grant = verifyPortalToken(portal.key, match[1], portal.now());
+      } catch (error) {
+        if (error instanceof PortalTokenError) throw new ConnectError(error.message, Code.Unauthenticated);
+        throw error;
+      }
+      return {
+        kind: "portal",
+        tenantId: grant.tenantId,
+        ...(grant.endpointId !== "" && { endpointId: grant.endpointId }),
+        expiresAt: grant.expiresAt,
+      };
+    }
+    if (digests.length === 0) return { kind: "open", tenantId: undefined };
     if (!match?.[1])
       throw new ConnectError("missing bearer token (authorization: Bearer <token>)", Code.Unauthenticated);
     const presented = sha256(match[1]);
@@ -45,7 +77,7 @@ export function createAuthenticator(tokens: readonly ApiToken[]): Authenticator 
       if (timingSafeEqual(candidate.digest, presented) && !found) found = candidate;
     }
     if (!found) throw new ConnectError("invalid token", Code.Unauthenticated);
-    return { tenantId: found.tenantId, tokenId: found.tokenId };
+    return { kind: "token", tenantId: found.tenantId, tokenId: found.tokenId };
   };
 }
 
@@ -60,6 +92,26 @@ export function tenantFor(context: HandlerContext, requested: string): string {
     throw new ConnectError("this token may act only on its own tenant", Code.PermissionDenied);
   }
   return tenantId;
+}
+
+/**
+ * The endpoint a call acts on. An endpoint-scoped portal token may name only its endpoint
+ * (PERMISSION_DENIED otherwise); an empty endpoint filter then means "my endpoint".
+ */
+export function endpointFor(context: HandlerContext, requested: string): string {
+  const { endpointId } = context.values.get(principalKey);
+  if (endpointId === undefined) return requested;
+  if (requested !== "" && requested !== endpointId) {
+    throw new ConnectError("this link may act only on its own endpoint", Code.PermissionDenied);
+  }
+  return endpointId;
+}
+
+/** Refuses calls an endpoint-scoped portal token may not make (those reaching other endpoints). */
+export function refuseEndpointScoped(context: HandlerContext, what: string): void {
+  if (context.values.get(principalKey).endpointId !== undefined) {
+    throw new ConnectError(`a link limited to one endpoint may not ${what}`, Code.PermissionDenied);
+  }
 }
 
 function sha256(text: string): Buffer {

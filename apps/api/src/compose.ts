@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import type { HooklineConfig } from "@hookline/config";
 import { createAddressPolicy } from "@hookline/delivery";
 import type { Infrastructure, Logger, Signal } from "@hookline/runtime";
@@ -7,6 +9,9 @@ import { AttemptFeed } from "./attempt-feed.js";
 import { storeAnswers } from "./ecosystem/store-probe.js";
 import type { ListeningServer } from "./server.js";
 import { StreamLimiter } from "./stream-limiter.js";
+
+// The console app's build output, beside this package in the workspace (apps/console/dist).
+const CONSOLE_DIR = fileURLToPath(new URL("../../console/dist/", import.meta.url));
 
 /** How the api hears about, and tells of, changes made by other parts of the system. */
 export interface ApiSignals {
@@ -46,13 +51,15 @@ export async function startApiFromConfig(
       maxDataBytes: config.maxDataBytes,
       maxEndpointsPerTenant: config.maxEndpointsPerTenant,
       now: () => new Date(),
+      // Without a configured key, links last as long as this process (documented in the README).
+      portalKey: config.portalKey ? Buffer.from(config.portalKey) : randomBytes(32),
       generateSecret: () => generateSecret(),
       ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
       checkStore: () => storeAnswers(infra.store.db),
       log: (message, fields) => log.error(message, fields),
       faultExitAfterCommit: config.faultExitAfterCommit,
     },
-    { ...config.api, tokens: config.apiTokens, limits: config.connections },
+    { ...config.api, tokens: config.apiTokens, limits: config.connections, consoleDir: CONSOLE_DIR },
   );
   return {
     host: server.host,

@@ -22,6 +22,8 @@ export interface ApiDeps {
   /** Endpoints one tenant may have (HOOKLINE_MAX_ENDPOINTS_PER_TENANT). */
   maxEndpointsPerTenant: number;
   now(): Date;
+  /** Signs and checks portal links (HOOKLINE_PORTAL_KEY, or a random key per process). */
+  portalKey: Buffer;
   generateSecret(): string;
   /** Told when an endpoint appears or comes back, so an in-process worker can serve it at once. */
   onEndpointsChanged?: () => void;

@@ -72,6 +72,7 @@ describe("grpc.health.v1.Health follows the store", () => {
       "hookline.v1.EndpointService",
       "hookline.v1.EmitService",
       "hookline.v1.AttemptLogService",
+      "hookline.v1.PortalService",
     ]) {
       assert.equal(Status[await statusOf(service)], "SERVING", `"${service}"`);
     }
@@ -82,6 +83,7 @@ describe("grpc.health.v1.Health follows the store", () => {
       "hookline.v1.AttemptLogService",
       "hookline.v1.EmitService",
       "hookline.v1.EndpointService",
+      "hookline.v1.PortalService",
     ]);
   });
 

@@ -82,6 +82,7 @@ const SERVICES = [
   "hookline.v1.AttemptLogService",
   "hookline.v1.EmitService",
   "hookline.v1.EndpointService",
+  "hookline.v1.PortalService",
 ];
 
 for (const version of ["v1", "v1alpha"] as const) {

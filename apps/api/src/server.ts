@@ -7,6 +7,7 @@ import type { Authenticator } from "./auth.js";
 import { createFrontDoor } from "./front-door.js";
 import { withReadableGrpcMessages } from "./grpc-message.js";
 import { createRequestHandler } from "./request-handler.js";
+import { type StaticSite, serveStatic } from "./static-site.js";
 
 export interface ListeningServer {
   /** The address actually bound (port 0 picks a free one). */
@@ -26,6 +27,8 @@ export interface ServeOptions {
   authenticate: Authenticator;
   /** Connection, handshake, idle and HTTP/2 limits. */
   limits: ConnectionLimits;
+  /** The web console, served over HTTP/1.1 beside the RPCs; undefined serves none. */
+  site?: StaticSite;
 }
 
 /**
@@ -44,7 +47,14 @@ export async function serve(options: ServeOptions): Promise<ListeningServer> {
     },
     handler,
   );
-  const h1 = http.createServer({ maxHeaderSize: options.limits.maxHeaderBytes }, handler);
+  const site = options.site;
+  const h1 = http.createServer({ maxHeaderSize: options.limits.maxHeaderBytes }, (req, res) => {
+    if (!site) return handler(req, res);
+    serveStatic(site, req, res).then(
+      (served) => served || handler(req, res),
+      () => res.writeHead(500).end(),
+    );
+  });
   const { server: front, connections: sockets, sessions } = createFrontDoor(h1, h2, options.limits);
 
   await new Promise<void>((resolve, reject) => {

@@ -2,7 +2,7 @@ import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { WatchAttemptsRequest, WatchAttemptsResponse } from "@hookline/contracts";
 import { listAttemptsAfter } from "@hookline/store";
 import { FeedOverflowError } from "./attempt-feed.js";
-import { principalKey, tenantFor } from "./auth.js";
+import { endpointFor, principalKey, tenantFor } from "./auth.js";
 import { attemptMessage } from "./convert.js";
 import type { ApiDeps } from "./deps.js";
 import { sendHeadersNow } from "./early-headers.js";
@@ -47,7 +47,7 @@ export async function* watchAttempts(
     if (req.afterAttemptId < 0n) throw new InvalidArgumentError("after_attempt_id", "must not be negative");
     filter = {
       tenantId: optionalId("tenant_id", tenantFor(context, req.tenantId)),
-      endpointId: optionalId("endpoint_id", req.endpointId),
+      endpointId: optionalId("endpoint_id", endpointFor(context, req.endpointId)),
       eventId: optionalId("event_id", req.eventId),
     };
   } catch (error) {

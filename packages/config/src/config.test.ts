@@ -177,3 +177,15 @@ test("limits have sane defaults and bad values name their variable", () => {
     },
   );
 });
+
+test("HOOKLINE_PORTAL_KEY is read when long enough; unset leaves the api to draw a random key", () => {
+  assert.equal(loadConfig({}).portalKey, undefined);
+  const key = "k".repeat(32);
+  assert.equal(loadConfig({ HOOKLINE_PORTAL_KEY: key }).portalKey, key);
+  assert.throws(
+    () => loadConfig({ HOOKLINE_PORTAL_KEY: "short-key" }),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      error.problems.some((p) => p.startsWith("HOOKLINE_PORTAL_KEY") && !p.includes("short-key")),
+  );
+});

@@ -12,6 +12,12 @@ export interface HooklineConfig {
   api: { host: string; port: number };
   /** HOOKLINE_API_TOKENS: bare tokens act on every tenant, `tenant:<id>:<token>` on one. Empty: no auth. */
   apiTokens: { token: string; tenantId?: string }[];
+  /**
+   * HOOKLINE_PORTAL_KEY: the HMAC key that signs portal links (32+ characters). Undefined: each api
+   * process draws a random key at start, so links stop working at a restart and work only on the
+   * process that issued them; set it (the same on every api process) for scale-out.
+   */
+  portalKey: string | undefined;
   /** HOOKLINE_INSECURE_NO_AUTH=1: serve a non-loopback address without tokens, knowingly. */
   insecureNoAuth: boolean;
   /** Where this process serves Prometheus /metrics; undefined (the default) serves none. */
@@ -144,6 +150,11 @@ export function loadConfig(env: Env): HooklineConfig {
   }
   const api = read("HOOKLINE_API_ADDR", "127.0.0.1:50051", parseAddress);
   const apiTokens = read("HOOKLINE_API_TOKENS", "", parseTokens);
+  const portalKey = read("HOOKLINE_PORTAL_KEY", "", (text) => {
+    if (text === "") return undefined;
+    if (text.length < 32) throw new Error("must be at least 32 characters");
+    return text;
+  });
   const insecureNoAuth = read("HOOKLINE_INSECURE_NO_AUTH", "0", (text) => {
     if (text !== "0" && text !== "1") throw new Error("must be 0 or 1");
     return text === "1";
@@ -173,6 +184,7 @@ export function loadConfig(env: Env): HooklineConfig {
     dataDir: read("HOOKLINE_DATA_DIR", "./.hookline", (text) => text),
     api,
     apiTokens,
+    portalKey,
     insecureNoAuth,
     workerHealth,
     metrics: read("HOOKLINE_METRICS_ADDR", "", (text) => (text === "" ? undefined : parseAddress(text))),

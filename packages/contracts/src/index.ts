@@ -34,9 +34,14 @@ export {
 } from "./gen/grpc/reflection/v1alpha/reflection_pb.js";
 export {
   AttemptLogService,
+  type DescribeDeliveryRequest,
+  type DescribeDeliveryResponse,
+  DescribeDeliveryResponseSchema,
   file_hookline_v1_attempt_log,
+  type Header,
   type ListAttemptsRequest,
   type ListDeliveriesRequest,
+  type SentRequest,
   type WatchAttemptsRequest,
   type WatchAttemptsResponse,
   WatchAttemptsResponseSchema,
@@ -73,3 +78,11 @@ export {
   type UpdateEndpointRequest,
   UpdateEndpointRequestSchema,
 } from "./gen/hookline/v1/endpoint_pb.js";
+export {
+  type CreatePortalLinkRequest,
+  type CreatePortalLinkResponse,
+  file_hookline_v1_portal,
+  type GetSessionResponse,
+  PortalService,
+  SessionKind,
+} from "./gen/hookline/v1/portal_pb.js";

@@ -19,6 +19,12 @@ export interface DeliveryFilter {
   eventId?: string;
   endpointId?: string;
   status?: DeliveryStatusValue;
+  /** Only deliveries of events of this type. */
+  eventType?: string;
+  /** Created at or after this time. */
+  createdFrom?: Date;
+  /** Created before this time. */
+  createdUntil?: Date;
 }
 
 export async function listDeliveries(
@@ -33,6 +39,21 @@ export async function listDeliveries(
   if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
   if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
   if (filter.status) query = query.where("status", "=", filter.status);
+  if (filter.createdFrom) query = query.where("created_at", ">=", filter.createdFrom);
+  if (filter.createdUntil) query = query.where("created_at", "<", filter.createdUntil);
+  const eventType = filter.eventType;
+  if (eventType) {
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("events")
+          .select("events.id")
+          .whereRef("events.tenant_id", "=", "deliveries.tenant_id")
+          .whereRef("events.id", "=", "deliveries.event_id")
+          .where("events.event_type", "=", eventType),
+      ),
+    );
+  }
   if (after !== undefined) query = query.where("seq", ">", after);
   const rows = await query
     .orderBy("seq")

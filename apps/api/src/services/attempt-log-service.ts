@@ -1,11 +1,13 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
 import { getDelivery, listAttempts, listDeliveries, reopenDeliveries } from "@hookline/store";
-import { tenantFor } from "../auth.js";
+import { endpointFor, tenantFor } from "../auth.js";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
-import { InvalidArgumentError, optionalId, pageSize, requireId } from "../validate.js";
+import { InvalidArgumentError, optionalId, pageSize, requireEventType, requireId } from "../validate.js";
 import { watchAttempts } from "../watch-attempts.js";
+import { describeDelivery } from "./describe-delivery.js";
 
 export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogService> {
   return {
@@ -19,8 +21,11 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
         {
           tenantId: optionalId("tenant_id", tenantFor(ctx, req.tenantId)),
           eventId: optionalId("event_id", req.eventId),
-          endpointId: optionalId("endpoint_id", req.endpointId),
+          endpointId: optionalId("endpoint_id", endpointFor(ctx, req.endpointId)),
           ...(status && { status }),
+          ...(req.eventType !== "" && { eventType: requireEventType("event_type", req.eventType) }),
+          ...(req.createdFrom && { createdFrom: timestampDate(req.createdFrom) }),
+          ...(req.createdUntil && { createdUntil: timestampDate(req.createdUntil) }),
         },
         pageSize("page_size", req.pageSize),
         req.pageToken,
@@ -34,7 +39,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
         {
           tenantId: optionalId("tenant_id", tenantFor(ctx, req.tenantId)),
           eventId: optionalId("event_id", req.eventId),
-          endpointId: optionalId("endpoint_id", req.endpointId),
+          endpointId: optionalId("endpoint_id", endpointFor(ctx, req.endpointId)),
           deliveryId: optionalId("delivery_id", req.deliveryId),
         },
         pageSize("page_size", req.pageSize),
@@ -45,9 +50,12 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
 
     watchAttempts: (req, ctx) => watchAttempts(deps, req, ctx),
 
+    describeDelivery: (req, ctx) => describeDelivery(deps, req, ctx),
+
     async retryDelivery(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const deliveryId = requireId("delivery_id", req.deliveryId);
+      endpointFor(ctx, (await getDelivery(deps.db, tenantId, deliveryId)).endpointId);
       const [reopened] = await reopenDeliveries(deps.db, { tenantId, deliveryId }, deps.now());
       if (!reopened) {
         const current = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent

@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EmitService } from "@hookline/contracts";
 import { getEvent, newId } from "@hookline/store";
-import { tenantFor } from "../auth.js";
+import { endpointFor, refuseEndpointScoped, tenantFor } from "../auth.js";
 import { deliveryMessage, eventMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import { createEmitBatcher } from "../emit-batcher.js";
@@ -13,6 +13,7 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
   return {
     async emit(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
+      refuseEndpointScoped(ctx, "emit events");
       const eventId = optionalHeaderId("event_id", req.eventId) || newId("evt");
       const eventType = requireEventType("event_type", req.eventType);
       const dataJson = jsonText("data_json", req.dataJson, deps.maxDataBytes);
@@ -47,7 +48,11 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
         requireId("tenant_id", tenantFor(ctx, req.tenantId)),
         requireId("event_id", req.eventId),
       );
-      return { event: eventMessage(event), deliveries: deliveries.map(deliveryMessage) };
+      const only = endpointFor(ctx, "");
+      return {
+        event: eventMessage(event),
+        deliveries: deliveries.filter((d) => only === "" || d.endpointId === only).map(deliveryMessage),
+      };
     },
   };
 }

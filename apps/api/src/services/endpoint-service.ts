@@ -11,7 +11,7 @@ import {
   rotateEndpointSecret,
   updateEndpoint,
 } from "@hookline/store";
-import { tenantFor } from "../auth.js";
+import { endpointFor, refuseEndpointScoped, tenantFor } from "../auth.js";
 import { endpointMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import {
@@ -36,6 +36,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
   return {
     async createEndpoint(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
+      refuseEndpointScoped(ctx, "create endpoints");
       const id = optionalId("id", req.id) || newId("ep");
       const url = requireUrl("url", req.url, deps.addressPolicy);
       const secret = req.secret === "" ? deps.generateSecret() : req.secret;
@@ -63,7 +64,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       const record = await getEndpoint(
         deps.db,
         requireId("tenant_id", tenantFor(ctx, req.tenantId)),
-        requireId("id", req.id),
+        requireId("id", endpointFor(ctx, req.id)),
       );
       return { endpoint: endpointMessage(record, true) };
     },
@@ -75,15 +76,18 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         pageSize("page_size", req.pageSize),
         req.pageToken,
       );
+      const only = endpointFor(ctx, "");
       return {
-        endpoints: page.items.map((e) => endpointMessage(e, false)),
+        endpoints: page.items
+          .filter((e) => only === "" || e.id === only)
+          .map((e) => endpointMessage(e, false)),
         nextPageToken: page.nextPageToken,
       };
     },
 
     async updateEndpoint(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
-      const id = requireId("id", req.id);
+      const id = requireId("id", endpointFor(ctx, req.id));
       if (
         req.status !== undefined &&
         req.status !== EndpointStatus.ENABLED &&
@@ -134,7 +138,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
 
     async deleteEndpoint(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
-      const endpointId = requireId("id", req.id);
+      const endpointId = requireId("id", endpointFor(ctx, req.id));
       await deleteEndpoint(deps.db, tenantId, endpointId, deps.now());
       // The store cancelled its pending deliveries; the queue's jobs and settings go too. Should
       // this fail, what is left is harmless: the jobs find their deliveries cancelled.
@@ -149,7 +153,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
 
     async rotateEndpointSecret(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
-      const id = requireId("id", req.id);
+      const id = requireId("id", endpointFor(ctx, req.id));
       const secret = req.secret === "" ? deps.generateSecret() : req.secret;
       parseSecret(secret);
       const graceMs =
@@ -164,7 +168,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
 
     async recoverEndpoint(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
-      const id = requireId("id", req.id);
+      const id = requireId("id", endpointFor(ctx, req.id));
       if (!req.since) throw new InvalidArgumentError("since", "is required");
       const since = timestamp("since", req.since);
       const now = deps.now();

@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Attempt, Delivery, DeliveryStatus } from "./delivery_pb.js";
 import { file_hookline_v1_delivery } from "./delivery_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hookline/v1/attempt_log.proto.
  */
 export const file_hookline_v1_attempt_log: GenFile = /*@__PURE__*/
-  fileDesc("Ch1ob29rbGluZS92MS9hdHRlbXB0X2xvZy5wcm90bxILaG9va2xpbmUudjEipQEKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEwoLZW5kcG9pbnRfaWQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuaG9va2xpbmUudjEuRGVsaXZlcnlTdGF0dXMSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiXAoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRIpCgpkZWxpdmVyaWVzGAEgAygLMhUuaG9va2xpbmUudjEuRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIosBChNMaXN0QXR0ZW1wdHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRITCgtlbmRwb2ludF9pZBgDIAEoCRITCgtkZWxpdmVyeV9pZBgEIAEoCRIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCSJXChRMaXN0QXR0ZW1wdHNSZXNwb25zZRImCghhdHRlbXB0cxgBIAMoCzIULmhvb2tsaW5lLnYxLkF0dGVtcHQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImoKFFdhdGNoQXR0ZW1wdHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIYChBhZnRlcl9hdHRlbXB0X2lkGAQgASgDIj4KFVdhdGNoQXR0ZW1wdHNSZXNwb25zZRIlCgdhdHRlbXB0GAEgASgLMhQuaG9va2xpbmUudjEuQXR0ZW1wdCI+ChRSZXRyeURlbGl2ZXJ5UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEwoLZGVsaXZlcnlfaWQYAiABKAkiQAoVUmV0cnlEZWxpdmVyeVJlc3BvbnNlEicKCGRlbGl2ZXJ5GAEgASgLMhUuaG9va2xpbmUudjEuRGVsaXZlcnky9QIKEUF0dGVtcHRMb2dTZXJ2aWNlElkKDkxpc3REZWxpdmVyaWVzEiIuaG9va2xpbmUudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0GiMuaG9va2xpbmUudjEuTGlzdERlbGl2ZXJpZXNSZXNwb25zZRJTCgxMaXN0QXR0ZW1wdHMSIC5ob29rbGluZS52MS5MaXN0QXR0ZW1wdHNSZXF1ZXN0GiEuaG9va2xpbmUudjEuTGlzdEF0dGVtcHRzUmVzcG9uc2USWAoNV2F0Y2hBdHRlbXB0cxIhLmhvb2tsaW5lLnYxLldhdGNoQXR0ZW1wdHNSZXF1ZXN0GiIuaG9va2xpbmUudjEuV2F0Y2hBdHRlbXB0c1Jlc3BvbnNlMAESVgoNUmV0cnlEZWxpdmVyeRIhLmhvb2tsaW5lLnYxLlJldHJ5RGVsaXZlcnlSZXF1ZXN0GiIuaG9va2xpbmUudjEuUmV0cnlEZWxpdmVyeVJlc3BvbnNlQosBCg9jb20uaG9va2xpbmUudjFCD0F0dGVtcHRMb2dQcm90b1ABWjpnaXRodWIuY29tL2hvb2tsaW5lL2hvb2tsaW5lL2dlbi9nby9ob29rbGluZS92MTtob29rbGluZXYxqgILSG9va2xpbmUuVjHKAgtIb29rbGluZVxWMeoCDEhvb2tsaW5lOjpWMWIGcHJvdG8z", [file_hookline_v1_delivery]);
+  fileDesc("Ch1ob29rbGluZS92MS9hdHRlbXB0X2xvZy5wcm90bxILaG9va2xpbmUudjEingIKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEwoLZW5kcG9pbnRfaWQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuaG9va2xpbmUudjEuRGVsaXZlcnlTdGF0dXMSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkSEgoKZXZlbnRfdHlwZRgHIAEoCRIwCgxjcmVhdGVkX2Zyb20YCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNyZWF0ZWRfdW50aWwYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlwKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USKQoKZGVsaXZlcmllcxgBIAMoCzIVLmhvb2tsaW5lLnYxLkRlbGl2ZXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKLAQoTTGlzdEF0dGVtcHRzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEwoLZW5kcG9pbnRfaWQYAyABKAkSEwoLZGVsaXZlcnlfaWQYBCABKAkSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiVwoUTGlzdEF0dGVtcHRzUmVzcG9uc2USJgoIYXR0ZW1wdHMYASADKAsyFC5ob29rbGluZS52MS5BdHRlbXB0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJqChRXYXRjaEF0dGVtcHRzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSGAoQYWZ0ZXJfYXR0ZW1wdF9pZBgEIAEoAyI+ChVXYXRjaEF0dGVtcHRzUmVzcG9uc2USJQoHYXR0ZW1wdBgBIAEoCzIULmhvb2tsaW5lLnYxLkF0dGVtcHQiPgoUUmV0cnlEZWxpdmVyeVJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhMKC2RlbGl2ZXJ5X2lkGAIgASgJIkAKFVJldHJ5RGVsaXZlcnlSZXNwb25zZRInCghkZWxpdmVyeRgBIAEoCzIVLmhvb2tsaW5lLnYxLkRlbGl2ZXJ5IkEKF0Rlc2NyaWJlRGVsaXZlcnlSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSKRAQoYRGVzY3JpYmVEZWxpdmVyeVJlc3BvbnNlEicKCGRlbGl2ZXJ5GAEgASgLMhUuaG9va2xpbmUudjEuRGVsaXZlcnkSEgoKZXZlbnRfdHlwZRgCIAEoCRIMCgRib2R5GAMgASgJEioKCHJlcXVlc3RzGAQgAygLMhguaG9va2xpbmUudjEuU2VudFJlcXVlc3QiZwoLU2VudFJlcXVlc3QSJQoHYXR0ZW1wdBgBIAEoCzIULmhvb2tsaW5lLnYxLkF0dGVtcHQSCwoDdXJsGAIgASgJEiQKB2hlYWRlcnMYAyADKAsyEy5ob29rbGluZS52MS5IZWFkZXIiJQoGSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAky1gMKEUF0dGVtcHRMb2dTZXJ2aWNlElkKDkxpc3REZWxpdmVyaWVzEiIuaG9va2xpbmUudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0GiMuaG9va2xpbmUudjEuTGlzdERlbGl2ZXJpZXNSZXNwb25zZRJTCgxMaXN0QXR0ZW1wdHMSIC5ob29rbGluZS52MS5MaXN0QXR0ZW1wdHNSZXF1ZXN0GiEuaG9va2xpbmUudjEuTGlzdEF0dGVtcHRzUmVzcG9uc2USWAoNV2F0Y2hBdHRlbXB0cxIhLmhvb2tsaW5lLnYxLldhdGNoQXR0ZW1wdHNSZXF1ZXN0GiIuaG9va2xpbmUudjEuV2F0Y2hBdHRlbXB0c1Jlc3BvbnNlMAESVgoNUmV0cnlEZWxpdmVyeRIhLmhvb2tsaW5lLnYxLlJldHJ5RGVsaXZlcnlSZXF1ZXN0GiIuaG9va2xpbmUudjEuUmV0cnlEZWxpdmVyeVJlc3BvbnNlEl8KEERlc2NyaWJlRGVsaXZlcnkSJC5ob29rbGluZS52MS5EZXNjcmliZURlbGl2ZXJ5UmVxdWVzdBolLmhvb2tsaW5lLnYxLkRlc2NyaWJlRGVsaXZlcnlSZXNwb25zZUKLAQoPY29tLmhvb2tsaW5lLnYxQg9BdHRlbXB0TG9nUHJvdG9QAVo6Z2l0aHViLmNvbS9ob29rbGluZS9ob29rbGluZS9nZW4vZ28vaG9va2xpbmUvdjE7aG9va2xpbmV2MaoCC0hvb2tsaW5lLlYxygILSG9va2xpbmVcVjHqAgxIb29rbGluZTo6VjFiBnByb3RvMw", [file_google_protobuf_timestamp, file_hookline_v1_delivery]);
 
 /**
  * @generated from message hookline.v1.ListDeliveriesRequest
@@ -51,6 +53,27 @@ export type ListDeliveriesRequest = Message<"hookline.v1.ListDeliveriesRequest">
    * @generated from field: string page_token = 6;
    */
   pageToken: string;
+
+  /**
+   * Only deliveries of events of this type.
+   *
+   * @generated from field: string event_type = 7;
+   */
+  eventType: string;
+
+  /**
+   * Only deliveries created at or after this time.
+   *
+   * @generated from field: google.protobuf.Timestamp created_from = 8;
+   */
+  createdFrom?: Timestamp | undefined;
+
+  /**
+   * Only deliveries created before this time.
+   *
+   * @generated from field: google.protobuf.Timestamp created_until = 9;
+   */
+  createdUntil?: Timestamp | undefined;
 };
 
 /**
@@ -243,6 +266,118 @@ export const RetryDeliveryResponseSchema: GenMessage<RetryDeliveryResponse> = /*
   messageDesc(file_hookline_v1_attempt_log, 7);
 
 /**
+ * @generated from message hookline.v1.DescribeDeliveryRequest
+ */
+export type DescribeDeliveryRequest = Message<"hookline.v1.DescribeDeliveryRequest"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: string delivery_id = 2;
+   */
+  deliveryId: string;
+};
+
+/**
+ * Describes the message hookline.v1.DescribeDeliveryRequest.
+ * Use `create(DescribeDeliveryRequestSchema)` to create a new message.
+ */
+export const DescribeDeliveryRequestSchema: GenMessage<DescribeDeliveryRequest> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_attempt_log, 8);
+
+/**
+ * @generated from message hookline.v1.DescribeDeliveryResponse
+ */
+export type DescribeDeliveryResponse = Message<"hookline.v1.DescribeDeliveryResponse"> & {
+  /**
+   * @generated from field: hookline.v1.Delivery delivery = 1;
+   */
+  delivery?: Delivery | undefined;
+
+  /**
+   * @generated from field: string event_type = 2;
+   */
+  eventType: string;
+
+  /**
+   * The request body every attempt sent (identical bytes on each attempt).
+   *
+   * @generated from field: string body = 3;
+   */
+  body: string;
+
+  /**
+   * One entry per recorded attempt, in attempt order.
+   *
+   * @generated from field: repeated hookline.v1.SentRequest requests = 4;
+   */
+  requests: SentRequest[];
+};
+
+/**
+ * Describes the message hookline.v1.DescribeDeliveryResponse.
+ * Use `create(DescribeDeliveryResponseSchema)` to create a new message.
+ */
+export const DescribeDeliveryResponseSchema: GenMessage<DescribeDeliveryResponse> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_attempt_log, 9);
+
+/**
+ * SentRequest is the request one attempt made. Signatures are recomputed from the endpoint's
+ * secrets live at the attempt's start; after a rotation's grace period they may differ.
+ *
+ * @generated from message hookline.v1.SentRequest
+ */
+export type SentRequest = Message<"hookline.v1.SentRequest"> & {
+  /**
+   * @generated from field: hookline.v1.Attempt attempt = 1;
+   */
+  attempt?: Attempt | undefined;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * @generated from field: repeated hookline.v1.Header headers = 3;
+   */
+  headers: Header[];
+};
+
+/**
+ * Describes the message hookline.v1.SentRequest.
+ * Use `create(SentRequestSchema)` to create a new message.
+ */
+export const SentRequestSchema: GenMessage<SentRequest> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_attempt_log, 10);
+
+/**
+ * Header is one HTTP header.
+ *
+ * @generated from message hookline.v1.Header
+ */
+export type Header = Message<"hookline.v1.Header"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message hookline.v1.Header.
+ * Use `create(HeaderSchema)` to create a new message.
+ */
+export const HeaderSchema: GenMessage<Header> = /*@__PURE__*/
+  messageDesc(file_hookline_v1_attempt_log, 11);
+
+/**
  * AttemptLogService lets customers and support read what happened to their webhooks.
  *
  * @generated from service hookline.v1.AttemptLogService
@@ -293,6 +428,17 @@ export const AttemptLogService: GenService<{
     methodKind: "unary";
     input: typeof RetryDeliveryRequestSchema;
     output: typeof RetryDeliveryResponseSchema;
+  },
+  /**
+   * DescribeDelivery returns a delivery with the request its attempts sent: the body, and per
+   * attempt the headers with their signatures (never the secret).
+   *
+   * @generated from rpc hookline.v1.AttemptLogService.DescribeDelivery
+   */
+  describeDelivery: {
+    methodKind: "unary";
+    input: typeof DescribeDeliveryRequestSchema;
+    output: typeof DescribeDeliveryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_hookline_v1_attempt_log, 0);

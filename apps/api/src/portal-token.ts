@@ -1,0 +1,62 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/** What a portal token grants: one tenant, optionally one of its endpoints, until it expires. */
+export interface PortalGrant {
+  tenantId: string;
+  /** Empty: every endpoint of the tenant. */
+  endpointId: string;
+  expiresAt: Date;
+}
+
+/** Why a presented portal token was refused; the message is safe to show the holder. */
+export class PortalTokenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PortalTokenError";
+  }
+}
+
+// "hlp1." + base64url(JSON claims) + "." + base64url(HMAC-SHA256 over "hlp1." + claims part).
+const PREFIX = "hlp1.";
+
+/** True when a bearer token looks like a portal token (it is then verified, never compared to API tokens). */
+export function isPortalToken(token: string): boolean {
+  return token.startsWith(PREFIX);
+}
+
+/** Signs a grant. The token holds only the grant and its signature, no secret of any kind. */
+export function signPortalToken(key: Buffer, grant: PortalGrant): string {
+  const claims = { t: grant.tenantId, e: grant.endpointId, x: Math.floor(grant.expiresAt.getTime() / 1000) };
+  const body = PREFIX + Buffer.from(JSON.stringify(claims)).toString("base64url");
+  return `${body}.${mac(key, body).toString("base64url")}`;
+}
+
+/** Verifies a token's signature, then its expiry; throws PortalTokenError saying which failed. */
+export function verifyPortalToken(key: Buffer, token: string, now: Date): PortalGrant {
+  const dot = token.lastIndexOf(".");
+  const body = token.slice(0, dot);
+  // Compared as canonical text, so no other spelling of the same bytes is accepted.
+  const presented = Buffer.from(token.slice(dot + 1));
+  const expected = Buffer.from(mac(key, body).toString("base64url"));
+  if (dot <= PREFIX.length || presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+    throw new PortalTokenError("this portal link is not valid (it was altered, or issued by another server)");
+  }
+  let claims: { t?: unknown; e?: unknown; x?: unknown };
+  try {
+    claims = JSON.parse(Buffer.from(body.slice(PREFIX.length), "base64url").toString("utf8"));
+  } catch {
+    throw new PortalTokenError("this portal link is not valid");
+  }
+  if (typeof claims.t !== "string" || typeof claims.e !== "string" || typeof claims.x !== "number") {
+    throw new PortalTokenError("this portal link is not valid");
+  }
+  const expiresAt = new Date(claims.x * 1000);
+  if (expiresAt.getTime() <= now.getTime()) {
+    throw new PortalTokenError(`this portal link expired at ${expiresAt.toISOString()}; ask for a new one`);
+  }
+  return { tenantId: claims.t, endpointId: claims.e, expiresAt };
+}
+
+function mac(key: Buffer, body: string): Buffer {
+  return createHmac("sha256", key).update(body).digest();
+}

@@ -1,0 +1,44 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { type PortalService, SessionKind } from "@hookline/contracts";
+import { getEndpoint } from "@hookline/store";
+import { principalKey, tenantFor } from "../auth.js";
+import type { ApiDeps } from "../deps.js";
+import { signPortalToken } from "../portal-token.js";
+import { durationMs, InvalidArgumentError, optionalId, requireId } from "../validate.js";
+
+const DEFAULT_TTL_MS = 3_600_000;
+const MAX_TTL_MS = 7 * 24 * 3_600_000;
+
+const SESSION_KIND = { open: SessionKind.OPEN, token: SessionKind.API_TOKEN, portal: SessionKind.PORTAL };
+
+export function portalService(deps: ApiDeps): ServiceImpl<typeof PortalService> {
+  return {
+    async createPortalLink(req, ctx) {
+      // A link must never outlive, or widen, the credentials that made it.
+      if (ctx.values.get(principalKey).kind === "portal") {
+        throw new ConnectError("a portal link cannot issue portal links", Code.PermissionDenied);
+      }
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
+      const endpointId = optionalId("endpoint_id", req.endpointId);
+      const ttlMs = req.ttl === undefined ? DEFAULT_TTL_MS : durationMs("ttl", req.ttl);
+      if (ttlMs <= 0 || ttlMs > MAX_TTL_MS) {
+        throw new InvalidArgumentError("ttl", "must be more than 0 and at most 7 days");
+      }
+      if (endpointId !== "") await getEndpoint(deps.db, tenantId, endpointId); // NOT_FOUND when absent
+      const expiresAt = new Date(deps.now().getTime() + ttlMs);
+      const token = signPortalToken(deps.portalKey, { tenantId, endpointId, expiresAt });
+      return { token, path: `/ui/#portal=${token}`, expiresAt: timestampFromDate(expiresAt) };
+    },
+
+    async getSession(_req, ctx) {
+      const principal = ctx.values.get(principalKey);
+      return {
+        kind: SESSION_KIND[principal.kind],
+        tenantId: principal.tenantId ?? "",
+        endpointId: principal.endpointId ?? "",
+        ...(principal.expiresAt && { expiresAt: timestampFromDate(principal.expiresAt) }),
+      };
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { SessionKind } from "@hookline/contracts";
+import { useCallback, useEffect, useState } from "react";
+import { createApi, errorText, isAuthError } from "./api.js";
+import { type Session, SessionContext } from "./context.js";
+import { PortalRefused } from "./pages/portal-refused.js";
+import { SignIn } from "./pages/sign-in.js";
+import { type Credentials, clearCredentials, loadCredentials, saveCredentials } from "./session.js";
+import { Shell } from "./shell.js";
+import { ErrorBox, Loading } from "./ui/states.js";
+
+type State =
+  | { kind: "checking" }
+  | { kind: "sign-in"; error?: string }
+  | { kind: "refused"; message: string }
+  | { kind: "failed"; message: string }
+  | { kind: "ready"; session: Session };
+
+const TENANT_KEY = "hookline.tenant";
+
+/** Finds out what the stored credentials may see (GetSession), then shows the console or sign-in. */
+export function App() {
+  const [state, setState] = useState<State>({ kind: "checking" });
+
+  const check = useCallback(async (credentials: Credentials | undefined) => {
+    setState({ kind: "checking" });
+    const api = createApi(credentials?.token ?? "");
+    try {
+      const who = await api.portal.getSession({});
+      const chosen = credentials ?? { token: "", portal: false };
+      saveCredentials(chosen);
+      const fixed = who.tenantId !== "";
+      setState({
+        kind: "ready",
+        session: {
+          api,
+          tenantId: fixed ? who.tenantId : (localStorage.getItem(TENANT_KEY) ?? ""),
+          tenantFixed: fixed,
+          endpointId: who.endpointId,
+          portal: chosen.portal,
+          open: who.kind === SessionKind.OPEN,
+        },
+      });
+    } catch (error) {
+      if (isAuthError(error)) {
+        clearCredentials();
+        if (credentials?.portal) setState({ kind: "refused", message: errorText(error) });
+        else setState({ kind: "sign-in", ...(credentials && { error: errorText(error) }) });
+      } else {
+        setState({ kind: "failed", message: errorText(error) });
+      }
+    }
+  }, []);
+
+  useEffect(() => {
+    void check(loadCredentials());
+  }, [check]);
+
+  const signOut = () => {
+    clearCredentials();
+    setState({ kind: "sign-in" });
+  };
+  const setTenant = (tenantId: string) => {
+    localStorage.setItem(TENANT_KEY, tenantId);
+    setState((s) => (s.kind === "ready" ? { kind: "ready", session: { ...s.session, tenantId } } : s));
+  };
+
+  switch (state.kind) {
+    case "checking":
+      return <Loading what="your session" />;
+    case "sign-in":
+      return <SignIn error={state.error} onSubmit={(token) => check({ token, portal: false })} />;
+    case "refused":
+      return <PortalRefused message={state.message} />;
+    case "failed":
+      return <ErrorBox message={state.message} onRetry={() => check(loadCredentials())} />;
+    case "ready":
+      return (
+        <SessionContext.Provider value={state.session}>
+          <Shell onSignOut={signOut} onTenant={setTenant} />
+        </SessionContext.Provider>
+      );
+  }
+}

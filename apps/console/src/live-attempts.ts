@@ -1,0 +1,72 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Attempt } from "@hookline/contracts";
+import { useEffect, useRef, useState } from "react";
+import { type Api, errorText } from "./api.js";
+
+export interface LiveFilter {
+  tenantId: string;
+  endpointId: string;
+  eventId: string;
+}
+
+export type LiveStatus =
+  | { kind: "connecting" }
+  | { kind: "live" }
+  | { kind: "reconnecting"; inSeconds: number; reason: string }
+  | { kind: "stopped"; reason: string };
+
+const SHOWN = 200;
+
+/**
+ * Attempts streamed by WatchAttempts, newest first. After a dropped connection it reconnects with
+ * the last id it showed, so the server replays exactly what was missed (no gap, no duplicate).
+ */
+export function useLiveAttempts(api: Api, filter: LiveFilter, enabled: boolean) {
+  const [attempts, setAttempts] = useState<Attempt[]>([]);
+  const [status, setStatus] = useState<LiveStatus>({ kind: "connecting" });
+  const lastId = useRef(0n);
+  const { tenantId, endpointId, eventId } = filter;
+
+  useEffect(() => {
+    if (!enabled) return;
+    const abort = new AbortController();
+    lastId.current = 0n;
+    setAttempts([]);
+    void (async () => {
+      let failures = 0;
+      while (!abort.signal.aborted) {
+        setStatus(failures === 0 ? { kind: "live" } : { kind: "connecting" });
+        try {
+          const stream = api.log.watchAttempts(
+            { tenantId, endpointId, eventId, afterAttemptId: lastId.current },
+            { signal: abort.signal },
+          );
+          for await (const { attempt } of stream) {
+            if (!attempt || attempt.id <= lastId.current) continue;
+            lastId.current = attempt.id;
+            failures = 0;
+            setStatus({ kind: "live" });
+            setAttempts((old) => [attempt, ...old].slice(0, SHOWN));
+          }
+          throw new Error("the stream ended");
+        } catch (error) {
+          if (abort.signal.aborted) return;
+          if (
+            error instanceof ConnectError &&
+            [Code.PermissionDenied, Code.Unauthenticated].includes(error.code)
+          ) {
+            setStatus({ kind: "stopped", reason: errorText(error) });
+            return;
+          }
+          failures += 1;
+          const inSeconds = Math.min(2 ** (failures - 1), 15);
+          setStatus({ kind: "reconnecting", inSeconds, reason: errorText(error) });
+          await new Promise((resolve) => setTimeout(resolve, inSeconds * 1000));
+        }
+      }
+    })();
+    return () => abort.abort();
+  }, [api, tenantId, endpointId, eventId, enabled]);
+
+  return { attempts, status, lastId: lastId.current };
+}

@@ -1,0 +1,90 @@
+import { type FormEvent, useState } from "react";
+import { useSession } from "./context.js";
+import { Activity } from "./pages/activity.js";
+import { DeliveryDetail } from "./pages/delivery-detail.js";
+import { Endpoints } from "./pages/endpoints.js";
+import { SendTest } from "./pages/send-test.js";
+import { href, useRoute } from "./route.js";
+import { Empty } from "./ui/states.js";
+
+/** Navigation, the tenant in view, and the current page. */
+export function Shell({ onSignOut, onTenant }: { onSignOut(): void; onTenant(tenantId: string): void }) {
+  const session = useSession();
+  const route = useRoute();
+  const pages = [
+    { page: "activity", label: "Activity" },
+    { page: "endpoints", label: "Endpoints" },
+    ...(session.endpointId === "" ? [{ page: "send", label: "Send test event" }] : []),
+  ];
+  return (
+    <>
+      <header className="top">
+        <a className="brand" href={href("activity")}>
+          Hookline{session.portal ? " portal" : ""}
+        </a>
+        <nav aria-label="pages">
+          {pages.map((p) => (
+            <a key={p.page} href={href(p.page)} aria-current={route.page === p.page ? "page" : undefined}>
+              {p.label}
+            </a>
+          ))}
+        </nav>
+        {session.tenantFixed ? (
+          <span className="tenant" data-testid="tenant">
+            tenant <code>{session.tenantId}</code>
+            {session.endpointId && (
+              <>
+                {" "}
+                · endpoint <code>{session.endpointId}</code>
+              </>
+            )}
+          </span>
+        ) : (
+          <TenantPicker value={session.tenantId} onChange={onTenant} />
+        )}
+        {!session.portal && !session.open && (
+          <button type="button" className="link" onClick={onSignOut}>
+            Sign out
+          </button>
+        )}
+      </header>
+      <main>
+        {session.tenantId === "" ? (
+          <Empty>
+            <p>This token may see every tenant. Enter a tenant id above to see its endpoints and activity.</p>
+          </Empty>
+        ) : (
+          <Page page={route.page} arg={route.arg} />
+        )}
+      </main>
+    </>
+  );
+}
+
+function Page({ page, arg }: { page: string; arg: string }) {
+  switch (page) {
+    case "endpoints":
+      return <Endpoints />;
+    case "delivery":
+      return <DeliveryDetail deliveryId={arg} />;
+    case "send":
+      return <SendTest />;
+    default:
+      return <Activity initialEndpoint={page === "activity" ? arg : ""} />;
+  }
+}
+
+function TenantPicker({ value, onChange }: { value: string; onChange(tenantId: string): void }) {
+  const [text, setText] = useState(value);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onChange(text.trim());
+  };
+  return (
+    <form className="tenant" onSubmit={submit}>
+      <label htmlFor="tenant-input">Tenant</label>
+      <input id="tenant-input" value={text} onChange={(e) => setText(e.target.value)} size={14} />
+      <button type="submit">Show</button>
+    </form>
+  );
+}

@@ -1,0 +1,278 @@
+import assert from "node:assert/strict";
+import { mkdir } from "node:fs/promises";
+import { after, before, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { durationFromMs, timestampDate } from "@bufbuild/protobuf/wkt";
+import { type Client, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { loadConfig } from "@hookline/config";
+import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
+import { createLogger } from "@hookline/runtime";
+import { type Service, startService } from "@hookline/standalone";
+import {
+  createTestBackend,
+  eventually,
+  type Receiver,
+  readTestSettings,
+  startCuttableProxy,
+  startReceiver,
+  type TestBackend,
+} from "@hookline/testkit";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+
+// Drives the built console in Debian's headless Chromium against a real Hookline (api + worker in
+// this process, on this run's backend), the way an operator and a customer would use it.
+
+const ADMIN_TOKEN = "admin-token-for-the-console-test";
+const SCREENSHOTS = new URL("../screenshots/", import.meta.url);
+// The flags that work on this machine as root with no network (see the README).
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+let backend: TestBackend;
+let service: Service;
+let receiver: Receiver;
+let browser: Browser;
+let operator: BrowserContext;
+let page: Page;
+let base: string;
+let endpoints: Client<typeof EndpointService>;
+let emit: Client<typeof EmitService>;
+let portal: Client<typeof PortalService>;
+let attemptLog: Client<typeof AttemptLogService>;
+const auth = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
+const state = { endpointId: "", deliveryId: "", secret: "" };
+
+before(async () => {
+  backend = await createTestBackend(readTestSettings(process.env));
+  const config = loadConfig({
+    HOOKLINE_API_ADDR: "127.0.0.1:0",
+    HOOKLINE_API_TOKENS: ADMIN_TOKEN,
+    HOOKLINE_QUEUE_POLL_INTERVAL: "20ms",
+    HOOKLINE_ALLOWED_CIDRS: "127.0.0.0/8",
+    HOOKLINE_RETRY_SCHEDULE: "1s",
+    HOOKLINE_RETRY_JITTER: "0",
+    ...backend.env,
+  });
+  service = await startService(
+    config,
+    createLogger("test", () => {}),
+  );
+  base = `http://${service.address}`;
+  const transport = createGrpcTransport({ baseUrl: base });
+  endpoints = createClient(EndpointService, transport);
+  emit = createClient(EmitService, transport);
+  portal = createClient(PortalService, transport);
+  attemptLog = createClient(AttemptLogService, transport);
+  // The first request fails, so the delivery has a retry the live view must show as it happens.
+  receiver = await startReceiver((_request, n) =>
+    n === 1 ? { status: 500, body: "not ready yet" } : { status: 200, body: "thanks" },
+  );
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  operator = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await operator.newPage();
+  await mkdir(SCREENSHOTS, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await receiver?.close();
+  await service?.close();
+  await backend?.dispose();
+});
+
+test("an operator signs in with a token and creates an endpoint; its secret shows only on reveal", async () => {
+  await page.goto(`${base}/ui/`);
+  await page.getByLabel("API token").fill(ADMIN_TOKEN);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByLabel("Tenant").fill("acme");
+  await page.getByRole("button", { name: "Show" }).click();
+  await page.getByRole("navigation").getByRole("link", { name: "Endpoints" }).click();
+  await page.getByRole("button", { name: "Add endpoint" }).click();
+  await page.getByLabel("URL").fill(receiver.url);
+  await page.getByLabel("Event types").fill("invoice.paid");
+  await page.getByRole("button", { name: "Create endpoint" }).click();
+  await page.locator("li.endpoint", { hasText: receiver.url }).waitFor();
+
+  const [created] = (await endpoints.listEndpoints({ tenantId: "acme" }, auth)).endpoints;
+  assert.ok(created, "the endpoint made in the browser is in the store");
+  assert.equal(created.url, receiver.url);
+  assert.deepEqual(created.eventTypes, ["invoice.paid"]);
+  state.endpointId = created.id;
+  const full = await endpoints.getEndpoint({ tenantId: "acme", id: created.id }, auth);
+  state.secret = full.endpoint?.secret ?? "";
+  assert.match(state.secret, /^whsec_/);
+
+  assert.equal(await page.getByText(state.secret).count(), 0, "the list never shows the secret");
+  await page.getByRole("button", { name: "Reveal secret" }).click();
+  await assert.doesNotReject(page.getByTestId("secret").getByText(state.secret).waitFor());
+  await page.getByRole("button", { name: "Hide" }).click();
+  assert.equal(await page.getByText(state.secret).count(), 0);
+});
+
+test("an event emitted through the API shows its attempts live in the activity view", async () => {
+  await page.getByRole("navigation").getByRole("link", { name: "Activity" }).click();
+  await page.getByTestId("live-status").getByText("Live").waitFor();
+  const emitted = await emit.emit(
+    { tenantId: "acme", eventId: "inv_1001", eventType: "invoice.paid", dataJson: '{"amount":4200}' },
+    auth,
+  );
+  state.deliveryId = emitted.deliveryIds[0] ?? "";
+  // Attempt 1 got a 500; attempt 2 runs a second later, while the page is watching.
+  const second = page.locator('li.attempt-line[data-event="inv_1001"]', { hasText: "attempt 2" });
+  await second.waitFor({ timeout: 20_000 });
+  assert.match((await second.textContent()) ?? "", /200/);
+  await page.locator("table tbody tr", { hasText: "inv_1001" }).getByText("delivered").waitFor();
+  await page.screenshot({ path: new URL("live-activity.png", SCREENSHOTS).pathname });
+});
+
+test("the delivery detail shows the payload and signed headers, never the secret, and retries", async () => {
+  await page
+    .locator('li.attempt-line[data-event="inv_1001"]', { hasText: "attempt 2" })
+    .getByRole("link")
+    .click();
+  await page.getByTestId("payload").getByText('"amount": 4200').waitFor();
+  await page.locator('[data-attempt="2"]').getByText("Request sent").click();
+  const headers = (await page.locator('[data-attempt="2"]').getByTestId("headers").textContent()) ?? "";
+  assert.match(headers, /webhook-signature\s*v1,/);
+  assert.match(headers, /webhook-id\s*inv_1001/);
+  // What the page shows is what the receiver got.
+  const sent = receiver.requests[1]?.headers["webhook-signature"];
+  assert.ok(sent && headers.includes(String(sent)), "the shown signature is the one sent");
+  assert.equal(await page.getByText(state.secret).count(), 0, "the detail never shows the secret");
+  assert.ok(!(await page.content()).includes(state.secret.slice("whsec_".length)));
+
+  await page.getByRole("button", { name: "Retry now" }).click();
+  const manual = page.locator('[data-attempt="3"]');
+  await manual.getByText("manual retry").waitFor({ timeout: 20_000 });
+  await manual.getByText("200").first().waitFor();
+  assert.equal(receiver.requests.length, 3, "the retry reached the receiver");
+  await page.screenshot({ path: new URL("delivery-detail.png", SCREENSHOTS).pathname, fullPage: true });
+});
+
+test("after a dropped connection the live view resumes from the last attempt it showed", async () => {
+  const proxy = await startCuttableProxy(service.address);
+  const watcher = await browser.newContext();
+  try {
+    const view = await watcher.newPage();
+    await view.goto(`http://${proxy.address}/ui/`);
+    await view.getByLabel("API token").fill(ADMIN_TOKEN);
+    await view.getByRole("button", { name: "Sign in" }).click();
+    await view.getByLabel("Tenant").fill("acme");
+    await view.getByRole("button", { name: "Show" }).click();
+    await view.getByTestId("live-status").getByText("Live").waitFor();
+    const attemptsOf = async (eventId: string) =>
+      (await attemptLog.listAttempts({ tenantId: "acme", eventId }, auth)).attempts;
+
+    await emit.emit(
+      { tenantId: "acme", eventId: "inv_2001", eventType: "invoice.paid", dataJson: "{}" },
+      auth,
+    );
+    await view.locator('li.attempt-line[data-event="inv_2001"]').waitFor();
+    const [shown] = await attemptsOf("inv_2001");
+    assert.ok(shown);
+
+    proxy.cut();
+    await view.getByTestId("live-status").getByText(`resuming after attempt ${shown.id}`).waitFor();
+    // Recorded while the page is disconnected: it must arrive by replay, not live.
+    await emit.emit(
+      { tenantId: "acme", eventId: "inv_2002", eventType: "invoice.paid", dataJson: "{}" },
+      auth,
+    );
+    await eventually(
+      () => attemptsOf("inv_2002"),
+      (attempts) => attempts.length === 1,
+    );
+    proxy.restore();
+    await view.locator('li.attempt-line[data-event="inv_2002"]').waitFor({ timeout: 20_000 });
+    await view.getByTestId("live-status").getByText("Live").waitFor();
+    assert.equal(
+      await view.locator('li.attempt-line[data-event="inv_2001"]').count(),
+      1,
+      "nothing shown twice",
+    );
+  } finally {
+    await watcher.close();
+    await proxy.close();
+  }
+});
+
+test("a portal link for one tenant sees that tenant only", async () => {
+  const other = await endpoints.createEndpoint(
+    { tenantId: "globex", url: `${receiver.url}?globex`, eventTypes: ["order.shipped"] },
+    auth,
+  );
+  const link = await portal.createPortalLink({ tenantId: "globex" }, auth);
+  assert.equal(link.path, `/ui/#portal=${link.token}`);
+  const customer = await browser.newContext({ viewport: { width: 390, height: 800 } });
+  try {
+    const view = await customer.newPage();
+    await view.goto(`${base}${link.path}`);
+    await view.getByTestId("tenant").getByText("globex").waitFor();
+    assert.ok(!view.url().includes(link.token), "the token leaves the address bar");
+    await view.getByRole("navigation").getByRole("link", { name: "Endpoints" }).click();
+    await view.locator("li.endpoint", { hasText: other.endpoint?.id ?? "?" }).waitFor();
+    assert.equal(await view.getByText(state.endpointId).count(), 0, "acme's endpoint is not listed");
+    // Fits a phone: nothing wider than the screen.
+    assert.ok(await view.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth));
+
+    // acme's delivery, opened by address, is not found for globex.
+    await view.goto(`${base}/ui/#/delivery/${state.deliveryId}`);
+    await view
+      .getByRole("alert")
+      .getByText(/not found/i)
+      .waitFor();
+    assert.equal(await view.getByText("4200").count(), 0);
+
+    // Asking the API directly with the link's token for acme is refused.
+    const status = await view.evaluate(
+      async ({ token }) => {
+        const response = await fetch("/hookline.v1.EndpointService/ListEndpoints", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+          body: JSON.stringify({ tenantId: "acme" }),
+        });
+        return { http: response.status, body: await response.text() };
+      },
+      { token: link.token },
+    );
+    assert.equal(status.http, 403);
+    assert.match(status.body, /permission_denied/);
+  } finally {
+    await customer.close();
+  }
+});
+
+test("an expired or altered portal link is refused with a page saying so", async () => {
+  const short = await portal.createPortalLink({ tenantId: "globex", ttl: durationFromMs(1000) }, auth);
+  const good = await portal.createPortalLink({ tenantId: "globex" }, auth);
+  const customer = await browser.newContext();
+  try {
+    const view = await customer.newPage();
+    // One character of the signature changed.
+    const at = good.token.length - 10;
+    const altered = `${good.token.slice(0, at)}${good.token[at] === "A" ? "B" : "A"}${good.token.slice(at + 1)}`;
+    await view.goto(`${base}/ui/#portal=${altered}`);
+    await view.getByRole("heading", { name: "This link does not work" }).waitFor();
+    await view.getByText(/not valid/).waitFor();
+
+    // Expiry is a time, not an event: wait until it has passed.
+    assert.ok(short.expiresAt);
+    const expiresAt = timestampDate(short.expiresAt).getTime();
+    await sleep(Math.max(0, expiresAt - Date.now()) + 50);
+    await view.goto(`${base}/ui/#portal=${short.token}`);
+    await view.reload();
+    await view.getByRole("heading", { name: "This link does not work" }).waitFor();
+    await view.getByText(/expired/).waitFor();
+    assert.equal(await view.getByText("globex").count(), 0);
+  } finally {
+    await customer.close();
+  }
+});

@@ -1,0 +1,192 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { durationFromMs, timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import {
+  AttemptLogService,
+  EmitService,
+  EndpointService,
+  PortalService,
+  SessionKind,
+} from "@hookline/contracts";
+import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
+import { startTestService, type TestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
+const ADMIN = "admin-token-0123456789";
+const ACME = "acme-token-0123456789ab";
+let svc: TestService;
+let receiver: Receiver;
+
+before(async () => {
+  svc = await startTestService(settings, {
+    HOOKLINE_API_TOKENS: `${ADMIN}, tenant:acme:${ACME}`,
+    HOOKLINE_ALLOWED_CIDRS: "127.0.0.0/8",
+  });
+  receiver = await startReceiver();
+  const admin = clientsWith(ADMIN);
+  for (const tenantId of ["acme", "globex"]) {
+    for (const id of ["ep1", "ep2"])
+      await admin.endpoints.createEndpoint({ tenantId, id, url: receiver.url });
+    await admin.emit.emit({ tenantId, eventId: `${tenantId}-1`, eventType: "x", dataJson: "{}" });
+  }
+  await receiver.waitForRequests(4);
+});
+after(async () => {
+  await receiver.close();
+  await svc.close();
+});
+
+function clientsWith(token: string) {
+  const bearer: Interceptor = (next) => (req) => {
+    req.header.set("authorization", `Bearer ${token}`);
+    return next(req);
+  };
+  const transport = createGrpcTransport({ baseUrl: `http://${svc.service.address}`, interceptors: [bearer] });
+  return {
+    endpoints: createClient(EndpointService, transport),
+    emit: createClient(EmitService, transport),
+    log: createClient(AttemptLogService, transport),
+    portal: createClient(PortalService, transport),
+  };
+}
+
+async function failure(call: Promise<unknown>): Promise<ConnectError | "ok"> {
+  try {
+    await call;
+    return "ok";
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+}
+
+async function codeOf(call: Promise<unknown>): Promise<Code | "ok"> {
+  const result = await failure(call);
+  return result === "ok" ? "ok" : result.code;
+}
+
+async function firstOfStream(stream: AsyncIterable<unknown>): Promise<unknown> {
+  for await (const message of stream) return message;
+}
+
+test("a tenant's portal link acts on that tenant only, and cannot mint links", async () => {
+  const link = await clientsWith(ADMIN).portal.createPortalLink({ tenantId: "acme" });
+  assert.equal(link.path, `/ui/#portal=${link.token}`);
+  assert.ok(!link.token.includes(ADMIN) && !link.token.includes(ACME));
+  const customer = clientsWith(link.token);
+
+  const session = await customer.portal.getSession({});
+  assert.equal(session.kind, SessionKind.PORTAL);
+  assert.equal(session.tenantId, "acme");
+  assert.ok(session.expiresAt && timestampDate(session.expiresAt) > new Date());
+
+  const mine = await customer.endpoints.listEndpoints({ tenantId: "" });
+  assert.deepEqual(
+    mine.endpoints.map((e) => `${e.tenantId}/${e.id}`),
+    ["acme/ep1", "acme/ep2"],
+  );
+  const deliveries = await customer.log.listDeliveries({});
+  assert.ok(deliveries.deliveries.length > 0 && deliveries.deliveries.every((d) => d.tenantId === "acme"));
+
+  for (const call of [
+    () => customer.endpoints.listEndpoints({ tenantId: "globex" }),
+    () => customer.endpoints.getEndpoint({ tenantId: "globex", id: "ep1" }),
+    () => customer.log.listAttempts({ tenantId: "globex" }),
+    () => customer.emit.getEvent({ tenantId: "globex", eventId: "globex-1" }),
+    () => firstOfStream(customer.log.watchAttempts({ tenantId: "globex" })),
+    () => customer.portal.createPortalLink({ tenantId: "acme" }),
+  ]) {
+    assert.equal(await codeOf(call()), Code.PermissionDenied);
+  }
+});
+
+test("a tenant's API token mints links for its tenant only", async () => {
+  const acme = clientsWith(ACME);
+  assert.equal(await codeOf(acme.portal.createPortalLink({ tenantId: "globex" })), Code.PermissionDenied);
+  const link = await acme.portal.createPortalLink({ tenantId: "" });
+  assert.equal((await clientsWith(link.token).portal.getSession({})).tenantId, "acme");
+});
+
+test("an endpoint-scoped link sees and changes that endpoint only", async () => {
+  const link = await clientsWith(ADMIN).portal.createPortalLink({ tenantId: "acme", endpointId: "ep2" });
+  const customer = clientsWith(link.token);
+  assert.equal((await customer.portal.getSession({})).endpointId, "ep2");
+  const listed = await customer.endpoints.listEndpoints({});
+  assert.deepEqual(
+    listed.endpoints.map((e) => e.id),
+    ["ep2"],
+  );
+  const deliveries = await customer.log.listDeliveries({});
+  assert.ok(deliveries.deliveries.length > 0 && deliveries.deliveries.every((d) => d.endpointId === "ep2"));
+  const event = await customer.emit.getEvent({ eventId: "acme-1" });
+  assert.deepEqual(
+    event.deliveries.map((d) => d.endpointId),
+    ["ep2"],
+  );
+  assert.ok((await customer.endpoints.getEndpoint({ id: "ep2" })).endpoint?.secret);
+
+  const admin = clientsWith(ADMIN);
+  const [other] = (await admin.log.listDeliveries({ tenantId: "acme", endpointId: "ep1" })).deliveries;
+  assert.ok(other);
+  for (const call of [
+    () => customer.endpoints.getEndpoint({ id: "ep1" }),
+    () => customer.endpoints.updateEndpoint({ id: "ep1", description: "mine now" }),
+    () => customer.endpoints.deleteEndpoint({ id: "ep1" }),
+    () => customer.endpoints.rotateEndpointSecret({ id: "ep1" }),
+    () => customer.endpoints.createEndpoint({ url: receiver.url }),
+    () => customer.emit.emit({ eventType: "x", dataJson: "{}" }),
+    () => customer.log.listAttempts({ endpointId: "ep1" }),
+    () => customer.log.retryDelivery({ deliveryId: other.id }),
+    () => customer.log.describeDelivery({ deliveryId: other.id }),
+    () => firstOfStream(customer.log.watchAttempts({ endpointId: "ep1" })),
+  ]) {
+    assert.equal(await codeOf(call()), Code.PermissionDenied);
+  }
+});
+
+test("an altered or expired link is UNAUTHENTICATED with a message saying which", async () => {
+  const admin = clientsWith(ADMIN);
+  const good = await admin.portal.createPortalLink({ tenantId: "acme" });
+  const [body, signature = ""] = [
+    good.token.slice(0, good.token.lastIndexOf(".")),
+    good.token.split(".").at(-1),
+  ];
+  // A link whose claims were edited to another tenant, keeping the signature.
+  const globexClaims = Buffer.from(JSON.stringify({ t: "globex", e: "", x: 4_000_000_000 })).toString(
+    "base64url",
+  );
+  for (const token of [
+    `hlp1.${globexClaims}.${signature}`,
+    `${body}.${signature.slice(0, 5)}${signature[5] === "A" ? "B" : "A"}${signature.slice(6)}`,
+    `${good.token}A`,
+    "hlp1.x",
+  ]) {
+    const refused = await failure(clientsWith(token).endpoints.listEndpoints({}));
+    assert.ok(refused !== "ok" && refused.code === Code.Unauthenticated);
+    assert.match(refused.rawMessage, /not valid/);
+  }
+
+  const short = await admin.portal.createPortalLink({ tenantId: "acme", ttl: durationFromMs(1000) });
+  assert.ok(short.expiresAt);
+  // Expiry is a time, not an event: wait until it has passed.
+  await sleep(Math.max(0, timestampDate(short.expiresAt).getTime() - Date.now()) + 50);
+  const expired = await failure(clientsWith(short.token).endpoints.listEndpoints({}));
+  assert.ok(expired !== "ok" && expired.code === Code.Unauthenticated);
+  assert.match(expired.rawMessage, /expired/);
+});
+
+test("CreatePortalLink names a bad ttl and refuses an unknown endpoint", async () => {
+  const admin = clientsWith(ADMIN);
+  for (const ttl of [durationFromMs(8 * 24 * 3_600_000), durationFromMs(0)]) {
+    const bad = await failure(admin.portal.createPortalLink({ tenantId: "acme", ttl }));
+    assert.ok(bad !== "ok" && bad.code === Code.InvalidArgument);
+    assert.match(bad.rawMessage, /ttl/);
+  }
+  assert.equal(
+    await codeOf(admin.portal.createPortalLink({ tenantId: "acme", endpointId: "nope" })),
+    Code.NotFound,
+  );
+  assert.equal(await codeOf(admin.portal.createPortalLink({ tenantId: "" })), Code.InvalidArgument);
+});
