@@ -6,6 +6,7 @@ import type { ScaleReceiver } from "./scale-receiver.js";
 import { timed } from "./timed.js";
 
 export interface BacklogResult {
+  asked: number;
   /** Deliveries queued for the slow endpoint (short of options.backlog when emitting ran out of time). */
   queued: number;
   emitSeconds: number;
@@ -50,7 +51,7 @@ export async function measureBacklog(
     count: options.backlog,
     inFlight: 64,
     eventType: "backlog.filled",
-    deadline: started + options.phaseTimeoutMs,
+    deadline: started + options.fillTimeoutMs,
     onEmitted: (deliveries) => {
       queued += deliveries;
     },
@@ -82,5 +83,11 @@ export async function measureBacklog(
   );
   // Cancels what is left of the backlog, so it does not weigh on later sections.
   await hookline.endpoints.deleteEndpoint({ tenantId: TENANT, id: "slow" });
-  return { queued, emitSeconds, latenciesMs, lost: options.probes - latenciesMs.length };
+  return {
+    asked: options.backlog,
+    queued,
+    emitSeconds,
+    latenciesMs,
+    lost: options.probes - latenciesMs.length,
+  };
 }

@@ -51,7 +51,7 @@ async function idleWindow(
   options: ScaleOptions,
 ): Promise<IdleWindow> {
   const pids = Object.values(hookline.pids);
-  const settled = await waitSettled(pids, 5_000, options.phaseTimeoutMs);
+  const settled = await waitSettled(pids, 5_000, options.settleTimeoutMs);
   log(`${settled ? "settled" : "did not settle"}; measuring ${options.idleSeconds} s with no traffic`);
   const names = Object.keys(hookline.pids);
   const machine = { machine: { machine: true as const } };

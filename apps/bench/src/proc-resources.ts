@@ -82,22 +82,23 @@ export async function measureWindow(pid: number, ms: number): Promise<WindowFigu
 }
 
 /**
- * Waits until the processes' connection and descriptor counts have not changed for quietMs (and
- * their CPU is under 50% of a core), or timeoutMs passes; resolves to whether they settled.
+ * Waits until the processes' connection and descriptor counts have not changed for quietMs, or
+ * timeoutMs passes; resolves to whether they settled. CPU is no criterion: burning CPU with
+ * nothing to do is what the idle window measures.
  */
 export async function waitSettled(pids: number[], quietMs: number, timeoutMs: number): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
-  const key = (r: ProcessReading) => `${r.redis}/${r.postgres}/${r.fds}`;
-  let previous = pids.map(readProcess);
+  const key = () =>
+    pids
+      .map(readProcess)
+      .map((r) => `${r.redis}/${r.postgres}/${r.fds}`)
+      .join(" ");
+  let previous = key();
   let stableSince = performance.now();
   while (performance.now() < deadline) {
     await sleep(1_000);
-    const now = pids.map(readProcess);
-    const busy = now.some((r, i) => {
-      const before = previous[i];
-      return before !== undefined && (r.cpuSeconds - before.cpuSeconds) / ((r.at - before.at) / 1000) > 0.5;
-    });
-    if (busy || now.some((r, i) => key(r) !== key(previous[i] ?? r))) stableSince = performance.now();
+    const now = key();
+    if (now !== previous) stableSince = performance.now();
     previous = now;
     if (performance.now() - stableSince >= quietMs) return true;
   }

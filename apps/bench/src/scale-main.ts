@@ -18,7 +18,8 @@ async function main(options: ScaleOptions): Promise<number> {
   out(`before: ${loadText()}`);
   out(
     `settings: ${options.endpoints} endpoints over ${options.tenants} tenants, idle windows of ${options.idleSeconds} s; ` +
-      `${options.healthy} healthy endpoints x ${options.events} events; backlog ${options.backlog} at ${options.slowMs} ms, ` +
+      `${options.healthy} healthy endpoints x ${options.events} events; backlog ${options.backlog} at ${options.slowMs} ms ` +
+      `(queued for at most ${options.fillTimeoutMs / 1000} s), ` +
       `${options.probes} probes ${options.probeGapMs} ms apart; rate ${options.rate}/s x ${options.burst}; ` +
       `sections: ${options.sections.join(", ")}`,
   );

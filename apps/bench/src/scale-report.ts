@@ -96,9 +96,13 @@ export function hangingTable(runs: ScaleBackendResult[]): string | undefined {
 
 /** New-delivery latency behind a slow endpoint's backlog. */
 export function backlogTable(runs: ScaleBackendResult[]): string | undefined {
+  const notes: string[] = [];
   const rows = runs.flatMap((run) => {
     const b: BacklogResult | undefined = run.backlog;
     if (!b) return [];
+    if (b.queued < b.asked) {
+      notes.push(`${run.backend}: queued ${n(b.queued)} of ${n(b.asked)}: Emit ran out of --fill-s`);
+    }
     return [
       [
         run.backend,
@@ -116,6 +120,7 @@ export function backlogTable(runs: ScaleBackendResult[]): string | undefined {
     "3. Paced single deliveries to one endpoint while another has a backlog (Emit sent to receipt)",
     "   target: p99 < 250 ms",
     table(["backend", "backlog queued", "timed", "p50 ms", "p99 ms", "max ms", "not received"], rows),
+    ...notes.map((note) => `   ${note}`),
   ].join("\n");
 }
 
