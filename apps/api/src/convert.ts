@@ -46,6 +46,8 @@ export function endpointMessage(record: EndpointRecord, withSecret: boolean): En
     secret: withSecret ? record.secret : "",
     createdAt: timestampFromDate(record.createdAt),
     updatedAt: timestampFromDate(record.updatedAt),
+    ...(record.maxInFlight !== null && { maxInFlight: record.maxInFlight }),
+    ...(record.rateLimitPerSecond !== null && { rateLimitPerSecond: record.rateLimitPerSecond }),
   });
 }
 

@@ -7,7 +7,7 @@ import type { AttemptFeed } from "./attempt-feed.js";
 /** What the RPC handlers need; built once in the composition root. */
 export interface ApiDeps {
   db: Kysely<Database>;
-  producer: Pick<DeliveryProducer, "enqueue">;
+  producer: Pick<DeliveryProducer, "enqueue" | "discard">;
   /** New attempts for WatchAttempts streams. */
   attemptFeed: AttemptFeed;
   /** Which addresses endpoint URLs may name literally; the worker checks resolved ones when delivering. */

@@ -38,7 +38,7 @@ await runMain(log, async () => {
   });
   const metricsServer = await serveMetricsIfConfigured(
     config,
-    createProcessMetrics(config, infra.store.db, () => server.openStreams),
+    createProcessMetrics(infra.producer.routing, infra.store.db, () => server.openStreams),
   );
   log.info("api listening", {
     address: `${server.host}:${server.port}`,

@@ -118,3 +118,43 @@ export function durationMs(field: string, value: { seconds: bigint; nanos: numbe
   if (value.seconds > 10n ** 12n) throw new InvalidArgumentError(field, "is too long");
   return Number(value.seconds) * 1000 + Math.floor(value.nanos / 1e6);
 }
+
+export const MAX_IN_FLIGHT_LIMIT = 1000;
+export const MAX_RATE_PER_SECOND = 10_000;
+
+/**
+ * An endpoint's in-flight cap: 1 to 1000. On update, 0 returns to the service default (null);
+ * undefined leaves it as it is.
+ */
+export function maxInFlight(
+  field: string,
+  value: number | undefined,
+  zeroClears: boolean,
+): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 0 && zeroClears) return null;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_IN_FLIGHT_LIMIT) {
+    throw new InvalidArgumentError(
+      field,
+      `must be from 1 to ${MAX_IN_FLIGHT_LIMIT}${zeroClears ? " (0 for the service default)" : ""}`,
+    );
+  }
+  return value;
+}
+
+/** An endpoint's rate limit in attempts per second: above 0, at most 10000. On update, 0 removes it (null). */
+export function ratePerSecond(
+  field: string,
+  value: number | undefined,
+  zeroClears: boolean,
+): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 0 && zeroClears) return null;
+  if (!Number.isFinite(value) || value <= 0 || value > MAX_RATE_PER_SECOND) {
+    throw new InvalidArgumentError(
+      field,
+      `must be above 0 and at most ${MAX_RATE_PER_SECOND}${zeroClears ? " (0 for no limit)" : ""}`,
+    );
+  }
+  return value;
+}

@@ -32,7 +32,7 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
     // NOTIFY, and in process it is quicker anyway.
     const attempts = createSignal();
     let api: ApiServer | undefined;
-    const metrics = createProcessMetrics(config, infra.store.db, () => api?.openStreams ?? 0);
+    const metrics = createProcessMetrics(infra.producer.routing, infra.store.db, () => api?.openStreams ?? 0);
     worker = await startWorkerFromConfig(config, infra, log, {
       onAttemptsRecorded: () => attempts.notify(),
       metrics,

@@ -23,8 +23,7 @@ export async function startWorkerFromConfig(
     producer: infra.producer,
     http,
     retry: { scheduleMs: config.delivery.retryScheduleMs, jitter: config.delivery.jitter },
-    lanes: config.queue.lanes,
-    endpointConcurrency: config.queue.endpointConcurrency,
+    maxOpenQueues: config.queue.workerQueues ?? (infra.queueBackend.kind === "redis" ? 64 : 8),
     sweeper: config.sweeper,
     maintenance: { ...config.maintenance, vacuum: infra.store.embedded },
     discoveryIntervalMs: config.queue.discoveryIntervalMs,
@@ -32,8 +31,16 @@ export async function startWorkerFromConfig(
     log: (message, fields) => log.info(message, fields),
     ...hooks,
   });
+  // Jobs this process adds (its retries; in the embedded service, every Emit) open their queues at once.
+  infra.onFed((fed) => worker.fed(fed));
   return {
-    ...worker,
+    discover: worker.discover,
+    fed: worker.fed,
+    get openQueues() {
+      return worker.openQueues;
+    },
+    sweep: worker.sweep,
+    maintain: worker.maintain,
     async close() {
       await worker.close();
       await http.close();

@@ -2,6 +2,7 @@ import { loadConfig } from "@hookline/config";
 import {
   createLogger,
   createProcessMetrics,
+  decodeWorkNews,
   onShutdownSignal,
   openInfrastructure,
   runMain,
@@ -24,7 +25,7 @@ await runMain(log, async () => {
     config.workerHealth && (await startHealthServer({ ...config.workerHealth, readiness: () => readiness }));
   if (health) log.info("worker health listening", { address: `${health.host}:${health.port}` });
   const infra = await openInfrastructure(config, log);
-  const metrics = createProcessMetrics(config, infra.store.db);
+  const metrics = createProcessMetrics(infra.producer.routing, infra.store.db);
   const metricsServer = await serveMetricsIfConfigured(config, metrics);
   const worker = await startWorkerFromConfig(config, infra, log, { metrics });
   const endpointSignals = await listen(
@@ -32,6 +33,13 @@ await runMain(log, async () => {
     CHANNELS.endpoints,
     () => worker.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message })),
     (error) => log.warn("endpoint signal connection lost; reconnecting", { error: error.message }),
+  );
+  // Other processes' jobs (the api's Emit, other workers' retries): open their queues at once.
+  const workSignals = await listen(
+    infra.store.pgConfig,
+    CHANNELS.work,
+    (payload) => worker.fed(decodeWorkNews(payload)),
+    (error) => log.warn("work signal connection lost; reconnecting", { error: error.message }),
   );
   readiness = workerReadiness(infra);
   log.info("worker ready", {
@@ -43,6 +51,7 @@ await runMain(log, async () => {
     await health?.close();
     await metricsServer?.close();
     await endpointSignals.close();
+    await workSignals.close();
     await worker.close();
     await infra.close();
   }, log.info);

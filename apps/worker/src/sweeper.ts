@@ -26,7 +26,7 @@ export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> 
     const stranded = [];
     for (const delivery of overdue) {
       const attemptNumber = delivery.attemptCount + 1;
-      if (!(await deps.producer.hasJob(delivery.tenantId, delivery.endpointId, delivery.id, attemptNumber))) {
+      if (!(await deps.producer.hasJob(delivery, delivery.id, attemptNumber))) {
         stranded.push({
           deliveryId: delivery.id,
           tenantId: delivery.tenantId,

@@ -1,18 +1,18 @@
 import { Batcher } from "@hookline/batching";
 import type { HttpClient, RetryPolicy } from "@hookline/delivery";
 import { type HooklineMetrics, statusClassOf } from "@hookline/metrics";
-import type { QueueBackend } from "@hookline/queue";
-import { DeliveryConsumer, type DeliveryProducer, queueNameFor } from "@hookline/queue";
+import type { FedQueue, QueueBackend } from "@hookline/queue";
+import { DeliveryConsumer, type DeliveryProducer } from "@hookline/queue";
 import {
   type AttemptResult,
   cancelDeliveries,
   type Database,
   type DeliveryWork,
-  listEndpointsToServe,
   loadDeliveryWork,
   recordAttempts,
 } from "@hookline/store";
 import type { Kysely } from "kysely";
+import { watchDemand } from "./demand.js";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
 import { oneAtATime } from "./one-at-a-time.js";
 import { processDelivery } from "./process-delivery.js";
@@ -24,12 +24,14 @@ export interface WorkerDeps {
   producer: DeliveryProducer;
   http: HttpClient;
   retry: RetryPolicy;
-  lanes: number;
-  endpointConcurrency: number;
+  /** Queues this process serves at once (each holds a connection while open). */
+  maxOpenQueues: number;
   sweeper: { intervalMs: number; graceMs: number };
   maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number; vacuum?: boolean };
-  /** How often to look for endpoints that need a consumer (another process may have added them). */
+  /** How often to look in the store for queues with work due, whatever the signals said. */
   discoveryIntervalMs: number;
+  /** An open queue with nothing in flight for this long is closed. */
+  idleCloseMs?: number;
   /** Lock lifetime of an in-flight job; a dead worker's jobs run again after about 1.5 times this. */
   stalledAfterMs?: number;
   now?: () => number;
@@ -42,8 +44,12 @@ export interface WorkerDeps {
 
 /** A running worker: consumes delivery queues, sweeps stranded deliveries, and stops cleanly. */
 export interface RunningWorker {
-  /** Looks for new endpoints now (the embedded api calls this when one is created). */
+  /** Looks in the store for queues with work due now (and re-reads their limits). */
   discover(): Promise<void>;
+  /** Jobs were added to these queues (undefined: somewhere): open them if they are not. */
+  fed(queues: FedQueue[] | undefined): void;
+  /** Queues with a BullMQ Worker open in this process. */
+  readonly openQueues: number;
   sweep(): Promise<number | undefined>;
   /** Runs auto-disable and retention now (they also run on a timer). */
   maintain(): Promise<MaintenanceResult | undefined>;
@@ -86,19 +92,24 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         job,
       ),
     {
-      concurrency: deps.endpointConcurrency,
+      maxOpenQueues: deps.maxOpenQueues,
+      idleCloseMs: deps.idleCloseMs ?? 2000,
+      turnMs: 2000,
       stalledAfterMs: deps.stalledAfterMs ?? 15_000,
       onError: (error, queue) => log("queue error", { queue, error: error.message }),
+      now,
     },
   );
-
+  const demand = watchDemand({
+    db: deps.db,
+    routing: deps.producer.routing,
+    consumer,
+    now,
+    intervalMs: deps.discoveryIntervalMs,
+    onError: (error) => log("discovery failed", { error: error.message }),
+  });
   const discover = async () => {
-    if (deps.lanes > 0) {
-      consumer.ensure(Array.from({ length: deps.lanes }, (_, i) => `hookline-lane-${i}`));
-    } else {
-      const endpoints = await listEndpointsToServe(deps.db);
-      consumer.ensure(endpoints.map((e) => queueNameFor(e.tenantId, e.endpointId, 0)));
-    }
+    await demand.scan();
     await consumer.ready();
   };
   const sweeps = oneAtATime(async () => {
@@ -122,10 +133,6 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   await discover();
   const timers = [
     setInterval(
-      () => discover().catch((error: Error) => log("discovery failed", { error: error.message })),
-      deps.discoveryIntervalMs,
-    ),
-    setInterval(
       () => sweeps.tick()?.catch((error: Error) => log("sweep failed", { error: error.message })),
       deps.sweeper.intervalMs,
     ),
@@ -139,11 +146,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   let closed: Promise<void> | undefined;
   return {
     discover,
+    fed: (queues) => demand.fed(queues),
+    get openQueues() {
+      return consumer.openQueueCount;
+    },
     sweep: sweeps.run,
     maintain: maintenance.run,
     close() {
       closed ??= (async () => {
         for (const timer of timers) clearInterval(timer);
+        demand.close();
         await consumer.close();
       })();
       return closed;

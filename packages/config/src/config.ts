@@ -20,10 +20,18 @@ export interface HooklineConfig {
   workerHealth: { host: string; port: number } | undefined;
   queue: {
     prefix: string;
-    /** In-flight attempts per endpoint (per lane with lanes), across every worker process. */
+    /**
+     * In-flight attempts per endpoint that sets no max_in_flight (per lane with lanes), across
+     * every worker process.
+     */
     endpointConcurrency: number;
-    /** 0: one queue per endpoint. N > 0: endpoints hashed onto N shared queues. */
+    /** 0: one queue per endpoint (the default). N > 0: endpoints hashed onto N shared queues. */
     lanes: number;
+    /**
+     * Queues one worker process serves at once (each holds a connection while open); undefined:
+     * 64 on Redis, 8 on PostgreSQL, whose connections are dearer.
+     */
+    workerQueues: number | undefined;
     /** How long an idle PostgreSQL-backed worker waits before polling again. */
     pollIntervalMs: number;
     /** How often workers look for endpoints that need a consumer. */
@@ -146,6 +154,9 @@ export function loadConfig(env: Env): HooklineConfig {
       prefix,
       endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "2", int(1, 1000)),
       lanes: read("HOOKLINE_LANES", "0", int(0, 10_000)),
+      workerQueues: read("HOOKLINE_WORKER_QUEUES", "", (text) =>
+        text === "" ? undefined : int(1, 10_000)(text),
+      ),
       pollIntervalMs: read("HOOKLINE_QUEUE_POLL_INTERVAL", "100ms", duration),
       discoveryIntervalMs: read("HOOKLINE_DISCOVERY_INTERVAL", "2s", duration),
       stalledAfterMs: read("HOOKLINE_STALLED_AFTER", "15s", (text) => {

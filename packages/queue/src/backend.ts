@@ -1,7 +1,6 @@
 import type { RedisOptions } from "@hookline/config";
 import {
   type BackendFactory,
-  type ConnectionOptions,
   createPostgresBackend,
   type IQueueBackend,
   type PostgresConnectionOptions,
@@ -26,7 +25,7 @@ export interface QueueBackend {
    * empty, without the per-queue settings; producers re-apply them when this changes.
    */
   connectionGeneration(): number;
-  /** Options for a Worker (its own blocking connection). */
+  /** Options for a Worker (BullMQ adds its own blocking connection). */
   workerConnection(): { connection: unknown; prefix?: string; drainDelay?: number };
   close(): Promise<void>;
 }
@@ -52,7 +51,8 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
       factory: undefined,
       connectionGeneration: () => generation,
       queueConnection: () => ({ connection: shared, prefix: options.prefix }),
-      workerConnection: () => ({ connection: redisOptions as ConnectionOptions, prefix: options.prefix }),
+      // Workers share the main connection; BullMQ gives each its own blocking one.
+      workerConnection: () => ({ connection: shared, prefix: options.prefix }),
       close: async () => {
         shared.disconnect();
       },
@@ -71,6 +71,8 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
   // Errors surface on the calls that use the pool; a client dropped while checked out must not
   // throw an unhandled 'error' (pg-pool only listens on idle ones).
   sharedPool.on("error", () => {});
+  // Every open Queue handle (up to the producer's 1,000) listens on the shared pool.
+  sharedPool.setMaxListeners(2100);
   sharedPool.on("connect", (client) => client.on("error", () => {}));
   const workerConfig: PostgresConnectionOptions = { ...(pgConfig as object), schema: PG_SCHEMA, max: 2 };
   return {

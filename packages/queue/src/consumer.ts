@@ -1,66 +1,335 @@
-import { type Job, Worker } from "bullmq";
+import { type Job, Queue, Worker } from "bullmq";
 import type { QueueBackend } from "./backend.js";
-import type { DeliveryJobData } from "./names.js";
+import type { DeliveryJobData, QueueLimits } from "./routing.js";
 
 export type DeliveryProcessor = (job: DeliveryJobData, queueName: string) => Promise<void>;
 
+/** A queue with work due at dueAt (ms since the epoch), and the limits it enforces. */
+export interface QueueDemand {
+  queue: string;
+  dueAt: number;
+  limits: QueueLimits;
+}
+
 export interface ConsumerOptions {
-  /** In-flight jobs per queue in this process; the queue's global concurrency caps all processes. */
-  concurrency: number;
+  /** Queues this process serves at once; each holds a connection while open. */
+  maxOpenQueues: number;
+  /** An open queue with nothing in flight for this long is closed. */
+  idleCloseMs: number;
+  /** A busy queue yields its place to a waiting one after this long, when all places are taken. */
+  turnMs: number;
   /**
    * Lock lifetime of an in-flight job. A live worker renews it at half this (an attempt may run
    * longer); a dead one's jobs are found by the others' stalled checks, run at half this too.
    */
   stalledAfterMs: number;
   onError?: (error: Error, queueName: string) => void;
+  now?: () => number;
 }
 
-/** Runs one BullMQ Worker per queue name it is given, all calling the same processor. */
+/** How early a queue opens before its first job is due, so the job starts on time. */
+const OPEN_AHEAD_MS = 250;
+
+interface OpenQueue {
+  worker: Worker<DeliveryJobData>;
+  limits: QueueLimits;
+  /** The backend connection generation the limits were last written in. */
+  limitsGeneration: number;
+  inFlight: number;
+  openedAt: number;
+  lastBusyAt: number;
+  /** Kept open at least until then: a job is due shortly. */
+  keepUntil: number;
+  drained: boolean;
+}
+
+/**
+ * Serves delivery queues on demand: a BullMQ Worker is opened for a queue only while it has work
+ * due, and closed when idle, so an endpoint costs nothing between deliveries. At most
+ * maxOpenQueues are open; when more have work, busy queues take turns. Each queue's limits live
+ * in the queue itself (global concurrency and rate limit), written before its Worker starts, so
+ * they hold across every worker process.
+ */
 export class DeliveryConsumer {
-  private readonly workers = new Map<string, Worker<DeliveryJobData>>();
-  private closing = false;
+  private readonly open = new Map<string, OpenQueue>();
+  /** Due now, waiting for a place; insertion order is the order they get one. */
+  private readonly waiting = new Map<string, QueueDemand>();
+  /** Due later: opened by the timer. */
+  private readonly later = new Map<string, QueueDemand>();
+  private readonly closing = new Set<Promise<void>>();
+  private readonly limitWriter: Queue<DeliveryJobData>[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly reaper: NodeJS.Timeout;
+  private closed = false;
+  private readonly now: () => number;
 
   constructor(
     private readonly backend: QueueBackend,
     private readonly processor: DeliveryProcessor,
     private readonly options: ConsumerOptions,
-  ) {}
+  ) {
+    this.now = options.now ?? Date.now;
+    this.reaper = setInterval(
+      () => this.tick(),
+      Math.max(50, Math.min(options.idleCloseMs, options.turnMs) / 4),
+    );
+    this.reaper.unref();
+  }
 
-  /** Starts workers for queues not yet served. */
-  ensure(queueNames: Iterable<string>): void {
-    if (this.closing) return;
-    for (const name of queueNames) {
-      if (this.workers.has(name)) continue;
-      const worker = new Worker<DeliveryJobData>(
-        name,
-        (job: Job<DeliveryJobData>) => this.processor(job.data, name),
-        {
-          ...(this.backend.workerConnection() as object),
-          concurrency: this.options.concurrency,
-          lockDuration: this.options.stalledAfterMs,
-          stalledInterval: Math.round(this.options.stalledAfterMs / 2),
-          maxStalledCount: 5,
-        } as never,
-        this.backend.factory as never,
-      );
-      worker.on("error", (error) => this.options.onError?.(error, name));
-      this.workers.set(name, worker);
+  /** Says which queues have work and when it is due; opens them now or when due. */
+  demand(items: Iterable<QueueDemand>): void {
+    if (this.closed) return;
+    const now = this.now();
+    for (const item of items) {
+      const open = this.open.get(item.queue);
+      if (open) {
+        this.applyLimits(item.queue, open, item.limits);
+        if (item.dueAt <= now + this.options.idleCloseMs)
+          open.keepUntil = Math.max(open.keepUntil, item.dueAt + OPEN_AHEAD_MS);
+        else this.addLater(item);
+        continue;
+      }
+      const known = this.waiting.get(item.queue);
+      if (known) {
+        known.limits = item.limits;
+      } else if (item.dueAt <= now + OPEN_AHEAD_MS) {
+        this.later.delete(item.queue);
+        this.waiting.set(item.queue, item);
+      } else {
+        this.addLater(item);
+      }
     }
+    this.pump();
+    this.armTimer();
   }
 
-  get queueNames(): string[] {
-    return [...this.workers.keys()];
+  /**
+   * True when the queue is open here and will stay open until dueAt (kept open for it when that is
+   * soon): its new jobs need no other news.
+   */
+  hasOpen(queue: string, dueAt: number): boolean {
+    const open = this.open.get(queue);
+    if (!open || dueAt > this.now() + this.options.idleCloseMs) return false;
+    open.keepUntil = Math.max(open.keepUntil, dueAt + OPEN_AHEAD_MS);
+    return true;
   }
 
-  /** Waits until every worker is connected and polling. */
+  /** Queues with a Worker open in this process now. */
+  get openQueueCount(): number {
+    return this.open.size;
+  }
+
+  /** Queues waiting for a place, due now. */
+  get waitingQueueCount(): number {
+    return this.waiting.size;
+  }
+
+  /** Waits until every open Worker is connected and polling. */
   async ready(): Promise<void> {
-    await Promise.all([...this.workers.values()].map((w) => w.waitUntilReady()));
+    await Promise.all([...this.open.values()].map((q) => q.worker.waitUntilReady()));
   }
 
   /** Stops taking jobs and waits for in-flight ones to finish. */
   async close(): Promise<void> {
-    this.closing = true;
-    await Promise.all([...this.workers.values()].map((w) => w.close()));
-    this.workers.clear();
+    this.closed = true;
+    clearInterval(this.reaper);
+    clearTimeout(this.timer);
+    this.waiting.clear();
+    this.later.clear();
+    for (const name of [...this.open.keys()]) this.release(name);
+    while (this.closing.size > 0) await Promise.allSettled([...this.closing]);
+    await Promise.allSettled(this.limitWriter.splice(0).map((q) => q.close()));
   }
+
+  private addLater(item: QueueDemand): void {
+    const known = this.later.get(item.queue);
+    if (!known || item.dueAt < known.dueAt) this.later.set(item.queue, item);
+  }
+
+  private tick(): void {
+    if (this.closed) return;
+    const now = this.now();
+    for (const [name, open] of this.open) {
+      if (open.inFlight === 0 && now - open.lastBusyAt >= this.options.idleCloseMs && now >= open.keepUntil)
+        this.release(name);
+      else if (open.limitsGeneration !== this.backend.connectionGeneration())
+        // A Redis that restarted empty lost the queue's limits: write them again.
+        this.applyLimits(name, open, open.limits, true);
+    }
+    this.promoteDue(now);
+    this.pump();
+  }
+
+  private promoteDue(now: number): void {
+    for (const [name, item] of this.later) {
+      if (item.dueAt > now + OPEN_AHEAD_MS) continue;
+      this.later.delete(name);
+      const open = this.open.get(name);
+      if (open) open.keepUntil = Math.max(open.keepUntil, item.dueAt + OPEN_AHEAD_MS);
+      else if (!this.waiting.has(name)) this.waiting.set(name, item);
+    }
+  }
+
+  private armTimer(): void {
+    clearTimeout(this.timer);
+    let next = Number.POSITIVE_INFINITY;
+    for (const item of this.later.values()) next = Math.min(next, item.dueAt);
+    if (next === Number.POSITIVE_INFINITY) return;
+    this.timer = setTimeout(
+      () => {
+        this.promoteDue(this.now());
+        this.pump();
+        this.armTimer();
+      },
+      Math.max(0, next - OPEN_AHEAD_MS - this.now()),
+    );
+    this.timer.unref();
+  }
+
+  /** Opens waiting queues while there is room, making room from idle queues, then by turns. */
+  private pump(): void {
+    while (!this.closed && this.waiting.size > 0) {
+      if (this.open.size >= this.options.maxOpenQueues && !this.makeRoom()) return;
+      const [name, item] = this.waiting.entries().next().value as [string, QueueDemand];
+      this.waiting.delete(name);
+      this.start(item);
+    }
+  }
+
+  private makeRoom(): boolean {
+    const now = this.now();
+    let idle: string | undefined;
+    let longest: [string, OpenQueue] | undefined;
+    for (const [name, open] of this.open) {
+      if (open.inFlight === 0 && (open.drained || now - open.lastBusyAt >= this.options.idleCloseMs)) {
+        idle = name;
+        break;
+      }
+      if (now - open.openedAt >= this.options.turnMs && (!longest || open.openedAt < longest[1].openedAt))
+        longest = [name, open];
+    }
+    if (idle !== undefined) {
+      this.release(idle);
+      return true;
+    }
+    if (longest) {
+      // Its turn is over: it goes to the back of the line, with whatever it still has queued.
+      const [name, open] = longest;
+      this.release(name);
+      this.waiting.set(name, { queue: name, dueAt: now, limits: open.limits });
+      return true;
+    }
+    return false;
+  }
+
+  private start(item: QueueDemand): void {
+    const now = this.now();
+    const worker = new Worker<DeliveryJobData>(
+      item.queue,
+      async (job: Job<DeliveryJobData>) => {
+        const entry = this.open.get(item.queue);
+        if (entry) {
+          entry.inFlight += 1;
+          entry.drained = false;
+        }
+        try {
+          await this.processor(job.data, item.queue);
+        } finally {
+          if (entry) {
+            entry.inFlight -= 1;
+            entry.lastBusyAt = this.now();
+          }
+        }
+      },
+      {
+        ...(this.backend.workerConnection() as object),
+        concurrency: item.limits.maxInFlight,
+        lockDuration: this.options.stalledAfterMs,
+        stalledInterval: Math.round(this.options.stalledAfterMs / 2),
+        maxStalledCount: 5,
+        // Opened only after its limits are written (below), so no job runs without them.
+        autorun: false,
+      } as never,
+      this.backend.factory as never,
+    );
+    worker.on("error", (error) => this.options.onError?.(error, item.queue));
+    const entry: OpenQueue = {
+      worker,
+      limits: item.limits,
+      limitsGeneration: -1,
+      inFlight: 0,
+      openedAt: now,
+      lastBusyAt: now,
+      keepUntil: item.dueAt + OPEN_AHEAD_MS,
+      drained: false,
+    };
+    worker.on("drained", () => {
+      entry.drained = true;
+    });
+    this.open.set(item.queue, entry);
+    this.writeLimits(item.queue, item.limits)
+      .then((generation) => {
+        entry.limitsGeneration = generation;
+        if (this.open.get(item.queue) === entry)
+          worker.run().catch((error: Error) => this.options.onError?.(error, item.queue));
+      })
+      .catch((error: Error) => {
+        // Could not write the limits (the queue backend is away): try again on a later demand.
+        this.options.onError?.(error, item.queue);
+        if (this.open.get(item.queue) === entry) this.release(item.queue);
+      });
+  }
+
+  private applyLimits(name: string, open: OpenQueue, limits: QueueLimits, force = false): void {
+    if (!force && sameLimits(open.limits, limits)) return;
+    open.limits = limits;
+    open.worker.concurrency = limits.maxInFlight;
+    open.limitsGeneration = this.backend.connectionGeneration();
+    this.writeLimits(name, limits).catch((error: Error) => {
+      open.limitsGeneration = -1;
+      this.options.onError?.(error, name);
+    });
+  }
+
+  /** Writes a queue's limits into the queue; resolves to the connection generation written in. */
+  private async writeLimits(name: string, limits: QueueLimits): Promise<number> {
+    const generation = this.backend.connectionGeneration();
+    const queue = new Queue(name, this.backend.queueConnection() as never, this.backend.factory as never);
+    queue.on("error", () => {});
+    this.limitWriter.push(queue);
+    try {
+      await queue.setGlobalConcurrency(limits.maxInFlight);
+      if (limits.ratePerSecond === undefined) await queue.removeGlobalRateLimit();
+      else await queue.setGlobalRateLimit(...rateWindow(limits.ratePerSecond));
+      return generation;
+    } finally {
+      this.limitWriter.splice(this.limitWriter.indexOf(queue), 1);
+      await queue.close();
+    }
+  }
+
+  /** Closes a queue's Worker; in-flight attempts finish first. */
+  private release(name: string): void {
+    const open = this.open.get(name);
+    if (!open) return;
+    this.open.delete(name);
+    const closing = open.worker
+      .close()
+      .catch((error: Error) => this.options.onError?.(error, name))
+      .finally(() => this.closing.delete(closing));
+    this.closing.add(closing);
+  }
+}
+
+function sameLimits(a: QueueLimits, b: QueueLimits): boolean {
+  return a.maxInFlight === b.maxInFlight && a.ratePerSecond === b.ratePerSecond;
+}
+
+/**
+ * A rate as BullMQ's (max jobs, window ms). A whole rate is that many per second; any other is
+ * one job per 1/rate seconds (2.5/s: one per 400 ms), so no rounding changes the rate.
+ */
+export function rateWindow(perSecond: number): [number, number] {
+  if (Number.isInteger(perSecond)) return [perSecond, 1000];
+  return [1, Math.max(1, Math.round(1000 / perSecond))];
 }

@@ -3,7 +3,14 @@ import { after, before, test } from "node:test";
 import { connectStore, deliveryIdFor, type StoreConnection } from "@hookline/store";
 import { createTestBackend, readTestSettings, type TestBackend } from "@hookline/testkit";
 import { Queue } from "bullmq";
-import { DeliveryProducer, jobIdFor, openQueueBackend, type QueueBackend, queueNameFor } from "./index.js";
+import {
+  DeliveryProducer,
+  type FedQueue,
+  jobIdFor,
+  openQueueBackend,
+  type QueueBackend,
+  QueueRouting,
+} from "./index.js";
 
 const settings = readTestSettings(process.env);
 
@@ -11,6 +18,8 @@ let backend: TestBackend;
 let store: StoreConnection;
 let queues: QueueBackend;
 let producer: DeliveryProducer;
+const routing = new QueueRouting(0, { maxInFlight: 3 });
+const fed: FedQueue[][] = [];
 before(async () => {
   backend = await createTestBackend(settings);
   store = await connectStore(backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : { dataDir: null });
@@ -19,7 +28,7 @@ before(async () => {
       ? { kind: "redis", redis: backend.redis, prefix: backend.prefix }
       : { kind: "postgres", pg: store.pgConfig, embedded: true, pollIntervalMs: 50 },
   );
-  producer = new DeliveryProducer(queues, { lanes: 0, endpointConcurrency: 3 });
+  producer = new DeliveryProducer(queues, routing, { onFed: (queues) => fed.push(queues) });
 });
 after(async () => {
   await producer.close();
@@ -34,7 +43,7 @@ test("adding the same delivery twice (and concurrently) adds one job, carrying i
   await Promise.all([producer.enqueue([item]), producer.enqueue([item])]);
   await producer.enqueue([item]);
   const queue = new Queue(
-    queueNameFor("t", "acct:7", 0),
+    routing.queueOf({ tenantId: "t", endpointId: "acct:7" }),
     queues.queueConnection() as never,
     queues.factory as never,
   );
@@ -44,19 +53,24 @@ test("adding the same delivery twice (and concurrently) adds one job, carrying i
       jobs.map((job) => [job.id, job.data]),
       [[deliveryId, { deliveryId, attemptNumber: 1 }]],
     );
-    assert.equal(await queue.getGlobalConcurrency(), 3, "the per-endpoint cap lives in the queue");
-    assert.equal(await producer.hasJob("t", "acct:7", deliveryId, 1), true);
-    assert.equal(await producer.hasJob("t", "acct:7", deliveryId, 2), false);
+    assert.equal(await producer.hasJob(item, deliveryId, 1), true);
+    assert.equal(await producer.hasJob(item, deliveryId, 2), false);
+    // Consumers hear which queue was fed and when its job is due, so they open it in time.
+    const news = fed.flat().filter((f) => f.queue === queue.name);
+    assert.ok(news.length >= 1);
+    assert.ok(news.every((f) => f.dueAt >= Date.now() + 50_000));
   } finally {
     await queue.close();
   }
 });
 
 test("queue names and job ids hold no colon; lanes spread endpoints over N queues", () => {
-  assert.ok(!queueNameFor("a:b", "c:d", 0).includes(":"));
-  assert.notEqual(queueNameFor("t", "a", 0), queueNameFor("t", "b", 0));
-  assert.notEqual(queueNameFor("t1", "ab", 0), queueNameFor("t1a", "b", 0));
-  const lanes = new Set(Array.from({ length: 200 }, (_, i) => queueNameFor("t", `ep${i}`, 4)));
+  const queueOf = (tenantId: string, endpointId: string, lanes: number) =>
+    new QueueRouting(lanes, { maxInFlight: 2 }).queueOf({ tenantId, endpointId });
+  assert.ok(!queueOf("a:b", "c:d", 0).includes(":"));
+  assert.notEqual(queueOf("t", "a", 0), queueOf("t", "b", 0));
+  assert.notEqual(queueOf("t1", "ab", 0), queueOf("t1a", "b", 0));
+  const lanes = new Set(Array.from({ length: 200 }, (_, i) => queueOf("t", `ep${i}`, 4)));
   assert.deepEqual([...lanes].sort(), [
     "hookline-lane-0",
     "hookline-lane-1",

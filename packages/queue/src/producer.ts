@@ -1,30 +1,36 @@
 import { Batcher } from "@hookline/batching";
 import { Queue } from "bullmq";
 import type { QueueBackend } from "./backend.js";
-import { type DeliveryJobData, jobIdFor, queueNameFor } from "./names.js";
+import { type DeliveryJobData, type EndpointRef, jobIdFor, type QueueRouting } from "./routing.js";
 
 /** One job to add: a delivery's attempt, due after delayMs. */
-export interface EnqueueItem {
+export interface EnqueueItem extends EndpointRef {
   deliveryId: string;
-  tenantId: string;
-  endpointId: string;
   attemptNumber: number;
   delayMs: number;
   manual?: boolean;
 }
 
-export interface ProducerOptions {
-  lanes: number;
-  endpointConcurrency: number;
-  /** How often BullMQ retries a job whose processing threw (our infrastructure failed, not the endpoint). */
-  infrastructureRetries?: number;
+/** A queue that just received jobs, and when the earliest of them is due (ms since the epoch). */
+export interface FedQueue {
+  queue: string;
+  dueAt: number;
 }
 
-/** Adds delivery jobs to their endpoint's (or lane's) queue; job ids make adding twice harmless. */
+export interface ProducerOptions {
+  /** How often BullMQ retries a job whose processing threw (our infrastructure failed, not the endpoint). */
+  infrastructureRetries?: number;
+  /** Told after jobs were added, so consumers open those queues without waiting for a scan. */
+  onFed?: (fed: FedQueue[]) => void;
+  /** Queue handles kept open; the least recently used beyond this are closed. */
+  maxOpenQueues?: number;
+  now?: () => number;
+}
+
+/** Adds delivery jobs to the queue routing picks; job ids make adding twice harmless. */
 export class DeliveryProducer {
-  private readonly queues = new Map<string, Promise<Queue<DeliveryJobData>>>();
-  /** Per queue: the backend connection generation its concurrency cap was last written in. */
-  private readonly capWritten = new Map<string, number>();
+  // Handles are cheap on a shared connection, but one per endpoint ever fed would grow forever.
+  private readonly queues = new Map<string, { queue: Queue<DeliveryJobData>; users: number }>();
   // Concurrent callers (many Emit calls, many workers' retries) share one addBulk per queue.
   private readonly batcher = new Batcher<readonly EnqueueItem[], void>(async (calls) => {
     await this.addAll(calls.flat());
@@ -33,12 +39,9 @@ export class DeliveryProducer {
 
   constructor(
     private readonly backend: QueueBackend,
-    private readonly options: ProducerOptions,
+    readonly routing: QueueRouting,
+    private readonly options: ProducerOptions = {},
   ) {}
-
-  queueNameFor(tenantId: string, endpointId: string): string {
-    return queueNameFor(tenantId, endpointId, this.options.lanes);
-  }
 
   /** Adds the jobs; resolves once BullMQ holds them. */
   enqueue(items: readonly EnqueueItem[]): Promise<void> {
@@ -46,87 +49,97 @@ export class DeliveryProducer {
   }
 
   private async addAll(items: readonly EnqueueItem[]): Promise<void> {
+    const now = (this.options.now ?? Date.now)();
     const byQueue = new Map<string, EnqueueItem[]>();
     for (const item of items) {
-      const name = this.queueNameFor(item.tenantId, item.endpointId);
+      const name = this.routing.queueOf(item);
       const list = byQueue.get(name);
       if (list) list.push(item);
       else byQueue.set(name, [item]);
     }
+    const fed: FedQueue[] = [];
     await Promise.all(
       [...byQueue].map(async ([name, list]) => {
-        const queue = await this.queue(name);
-        await this.writeCap(name, queue);
-        await queue.addBulk(
-          list.map((item) => ({
-            name: "deliver",
-            data: {
-              deliveryId: item.deliveryId,
-              attemptNumber: item.attemptNumber,
-              ...(item.manual && { manual: true }),
-            },
-            opts: {
-              jobId: jobIdFor(item.deliveryId, item.attemptNumber),
-              delay: Math.max(0, Math.round(item.delayMs)),
-              removeOnComplete: true,
-              removeOnFail: { count: 1000 },
-              attempts: this.options.infrastructureRetries ?? 20,
-              backoff: { type: "exponential", delay: 1000 },
-            },
-          })),
+        await this.using(name, (queue) =>
+          queue.addBulk(
+            list.map((item) => ({
+              name: "deliver",
+              data: {
+                deliveryId: item.deliveryId,
+                attemptNumber: item.attemptNumber,
+                ...(item.manual && { manual: true }),
+              },
+              opts: {
+                jobId: jobIdFor(item.deliveryId, item.attemptNumber),
+                delay: Math.max(0, Math.round(item.delayMs)),
+                removeOnComplete: true,
+                removeOnFail: { count: 1000 },
+                attempts: this.options.infrastructureRetries ?? 20,
+                backoff: { type: "exponential", delay: 1000 },
+              },
+            })),
+          ),
         );
+        fed.push({ queue: name, dueAt: now + Math.min(...list.map((item) => Math.max(0, item.delayMs))) });
       }),
     );
+    this.options.onFed?.(fed);
   }
 
   /** True when a job for this attempt exists in any state (waiting, delayed, active...). */
-  async hasJob(
-    tenantId: string,
-    endpointId: string,
-    deliveryId: string,
-    attemptNumber: number,
-  ): Promise<boolean> {
-    const queue = await this.queue(this.queueNameFor(tenantId, endpointId));
-    const job = await queue.getJob(jobIdFor(deliveryId, attemptNumber));
+  async hasJob(endpoint: EndpointRef, deliveryId: string, attemptNumber: number): Promise<boolean> {
+    const job = await this.using(this.routing.queueOf(endpoint), (queue) =>
+      queue.getJob(jobIdFor(deliveryId, attemptNumber)),
+    );
     return job !== undefined && job !== null;
   }
 
-  async close(): Promise<void> {
-    const queues = await Promise.allSettled(this.queues.values());
-    this.queues.clear();
-    await Promise.allSettled(queues.map((q) => (q.status === "fulfilled" ? q.value.close() : undefined)));
-  }
-
-  private queue(name: string): Promise<Queue<DeliveryJobData>> {
-    let queue = this.queues.get(name);
-    if (!queue) {
-      queue = this.open(name);
-      this.queues.set(name, queue);
-      queue.catch(() => this.queues.delete(name));
-    }
-    return queue;
-  }
-
-  private async open(name: string): Promise<Queue<DeliveryJobData>> {
-    const queue = new Queue<DeliveryJobData>(
-      name,
-      this.backend.queueConnection() as never,
-      this.backend.factory as never,
-    );
-    queue.on("error", () => {});
-    await this.writeCap(name, queue);
-    return queue;
-  }
-
   /**
-   * The cap lives in the queue itself, so it holds across every worker process. It is written
-   * again before the first add after a reconnect: a Redis that restarted empty has lost it, and
-   * every job reaches the queue through a producer, so the cap is back before its jobs are.
+   * Removes an endpoint's queue and everything in it (its endpoint was deleted, its pending
+   * deliveries cancelled in the store). A lane is shared, so it is left alone.
    */
-  private async writeCap(name: string, queue: Queue<DeliveryJobData>): Promise<void> {
-    const generation = this.backend.connectionGeneration();
-    if (this.capWritten.get(name) === generation) return;
-    await queue.setGlobalConcurrency(this.options.endpointConcurrency);
-    this.capWritten.set(name, generation);
+  async discard(endpoint: EndpointRef): Promise<void> {
+    if (this.routing.lanes > 0) return;
+    await this.using(this.routing.queueOf(endpoint), (queue) => queue.obliterate({ force: true }));
+  }
+
+  async close(): Promise<void> {
+    const handles = [...this.queues.values()];
+    this.queues.clear();
+    await Promise.allSettled(handles.map((h) => h.queue.close()));
+  }
+
+  /** Runs fn with the queue's handle, which is not closed while in use. */
+  private async using<T>(name: string, fn: (queue: Queue<DeliveryJobData>) => Promise<T>): Promise<T> {
+    let handle = this.queues.get(name);
+    if (handle) {
+      this.queues.delete(name); // most recently used last: the oldest is closed first
+    } else {
+      const queue = new Queue<DeliveryJobData>(
+        name,
+        this.backend.queueConnection() as never,
+        this.backend.factory as never,
+      );
+      queue.on("error", () => {});
+      handle = { queue, users: 0 };
+    }
+    this.queues.set(name, handle);
+    handle.users += 1;
+    try {
+      return await fn(handle.queue);
+    } finally {
+      handle.users -= 1;
+      this.closeLeastRecentlyUsed();
+    }
+  }
+
+  private closeLeastRecentlyUsed(): void {
+    const max = this.options.maxOpenQueues ?? 1000;
+    for (const [name, handle] of this.queues) {
+      if (this.queues.size <= max) break;
+      if (handle.users > 0) continue;
+      this.queues.delete(name);
+      handle.queue.close().catch(() => {});
+    }
   }
 }

@@ -1,13 +1,25 @@
 import type { HooklineConfig } from "@hookline/config";
-import { DeliveryProducer, openQueueBackend, type QueueBackend } from "@hookline/queue";
-import { connectStore, type StoreConnection } from "@hookline/store";
+import {
+  DeliveryProducer,
+  type FedQueue,
+  openQueueBackend,
+  type QueueBackend,
+  QueueRouting,
+} from "@hookline/queue";
+import { CHANNELS, connectStore, notify, type StoreConnection } from "@hookline/store";
 import type { Logger } from "./logger.js";
+import { encodeWorkNews } from "./work-news.js";
 
 /** The store, the queue backend and a producer: what both the api and the worker stand on. */
 export interface Infrastructure {
   store: StoreConnection;
   queueBackend: QueueBackend;
   producer: DeliveryProducer;
+  /**
+   * Hears of jobs this process's producer added (a worker in this process opens their queues).
+   * On a real PostgreSQL the news also goes to other processes, on CHANNELS.work.
+   */
+  onFed(listener: (fed: FedQueue[]) => void): void;
   close(): Promise<void>;
 }
 
@@ -28,14 +40,23 @@ export async function openInfrastructure(config: HooklineConfig, log: Logger): P
             pollIntervalMs: config.queue.pollIntervalMs,
           },
     );
-    const producer = new DeliveryProducer(queueBackend, {
-      lanes: config.queue.lanes,
-      endpointConcurrency: config.queue.endpointConcurrency,
+    const listeners: ((fed: FedQueue[]) => void)[] = [];
+    const routing = new QueueRouting(config.queue.lanes, { maxInFlight: config.queue.endpointConcurrency });
+    const producer = new DeliveryProducer(queueBackend, routing, {
+      onFed: (fed) => {
+        for (const listener of listeners) listener(fed);
+        // Embedded PGlite is one process: nobody else to tell.
+        if (store.embedded) return;
+        notify(store.db, CHANNELS.work, encodeWorkNews(fed)).catch((error: Error) =>
+          log.warn("work signal failed; workers find the jobs on their next scan", { error: error.message }),
+        );
+      },
     });
     return {
       store,
       queueBackend,
       producer,
+      onFed: (listener) => listeners.push(listener),
       async close() {
         await producer.close();
         await queueBackend.close();

@@ -1,12 +1,12 @@
 import type { HooklineConfig } from "@hookline/config";
 import { HooklineMetrics, serveMetrics } from "@hookline/metrics";
-import { queueNameFor } from "@hookline/queue";
+import type { QueueRouting } from "@hookline/queue";
 import { type Database, pendingByEndpoint } from "@hookline/store";
 import type { Kysely } from "kysely";
 
 /** This process's metrics: the backlog per queue read from the store, and open streams if it serves any. */
 export function createProcessMetrics(
-  config: HooklineConfig,
+  routing: QueueRouting,
   db: Kysely<Database>,
   openStreams?: () => number,
 ): HooklineMetrics {
@@ -15,7 +15,7 @@ export function createProcessMetrics(
       const now = Date.now();
       const byQueue = new Map<string, { pending: number; oldestDue: number }>();
       for (const row of await pendingByEndpoint(db)) {
-        const queue = queueNameFor(row.tenantId, row.endpointId, config.queue.lanes);
+        const queue = routing.queueOf(row);
         const entry = byQueue.get(queue) ?? { pending: 0, oldestDue: Number.POSITIVE_INFINITY };
         entry.pending += row.pending;
         entry.oldestDue = Math.min(entry.oldestDue, row.oldestDue?.getTime() ?? now);

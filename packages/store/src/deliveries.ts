@@ -182,23 +182,67 @@ export function toDelivery(row: Selectable<DeliveryTable>): DeliveryRecord {
   };
 }
 
-/** Endpoints whose queues need a consumer: every enabled one, and any with pending deliveries. */
-export async function listEndpointsToServe(
+/** An endpoint with pending deliveries: when the earliest is due, and the limits its queue enforces. */
+export interface EndpointWork {
+  tenantId: string;
+  endpointId: string;
+  dueAt: Date;
+  /** Null: the service default. */
+  maxInFlight: number | null;
+  /** Null: no limit. */
+  rateLimitPerSecond: number | null;
+}
+
+/**
+ * The endpoints with a pending delivery due before dueBefore. A loose index scan: one index probe
+ * per endpoint with pending deliveries, so a backlog of thousands on one endpoint costs one probe.
+ * Also returns the earliest due time after dueBefore, if any, so the caller knows when to look again.
+ */
+export async function findEndpointsWithWork(
   db: Kysely<Database>,
-): Promise<{ tenantId: string; endpointId: string }[]> {
-  const rows = await db
-    .selectFrom("endpoints")
-    .select(["tenant_id", "id as endpoint_id"])
-    .where("status", "=", "enabled")
-    .union(
-      db
-        .selectFrom("deliveries")
-        .select(["tenant_id", "endpoint_id"])
-        .where("status", "=", "pending")
-        .distinct(),
+  dueBefore: Date,
+): Promise<{ due: EndpointWork[]; nextDueAt: Date | null }> {
+  const { rows } = await sql<{
+    tenant_id: string;
+    endpoint_id: string;
+    due_at: Date;
+    max_in_flight: number | null;
+    rate_limit_per_second: number | null;
+  }>`
+    with recursive pending as (
+      (select tenant_id, endpoint_id from hookline.deliveries
+        where status = 'pending' order by tenant_id, endpoint_id limit 1)
+      union all
+      select next.tenant_id, next.endpoint_id from pending, lateral (
+        select d.tenant_id, d.endpoint_id from hookline.deliveries d
+         where d.status = 'pending' and (d.tenant_id, d.endpoint_id) > (pending.tenant_id, pending.endpoint_id)
+         order by d.tenant_id, d.endpoint_id limit 1) next
+    ), due as (
+      select p.tenant_id, p.endpoint_id,
+             (select min(d.next_attempt_at) from hookline.deliveries d
+               where d.status = 'pending' and d.tenant_id = p.tenant_id and d.endpoint_id = p.endpoint_id) as due_at
+        from pending p
     )
-    .execute();
-  return rows.map((row) => ({ tenantId: row.tenant_id, endpointId: row.endpoint_id }));
+    select due.tenant_id, due.endpoint_id, due.due_at, ep.max_in_flight, ep.rate_limit_per_second
+      from due left join hookline.endpoints ep on ep.tenant_id = due.tenant_id and ep.id = due.endpoint_id
+     where due.due_at < ${dueBefore}::timestamptz
+     order by due.due_at`.execute(db);
+  const next = await db
+    .selectFrom("deliveries")
+    .select((eb) => eb.fn.min("next_attempt_at").as("next"))
+    .where("status", "=", "pending")
+    .where("next_attempt_at", ">=", dueBefore)
+    .executeTakeFirst();
+  return {
+    due: rows.map((row) => ({
+      tenantId: row.tenant_id,
+      endpointId: row.endpoint_id,
+      dueAt: new Date(row.due_at),
+      maxInFlight: row.max_in_flight,
+      rateLimitPerSecond: row.rate_limit_per_second,
+    })),
+    nextDueAt: next?.next ? new Date(next.next) : null,
+  };
 }
 
 /** Which deliveries to reopen: one delivery, or an endpoint's failed deliveries created since a time. */

@@ -12,6 +12,10 @@ export interface EndpointRecord {
   status: EndpointStatusValue;
   disabledReason: string;
   secret: string;
+  /** Null: the service default. */
+  maxInFlight: number | null;
+  /** Null: no limit. */
+  rateLimitPerSecond: number | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -23,14 +27,18 @@ export interface NewEndpoint {
   description: string;
   eventTypes: string[];
   secret: string;
+  maxInFlight?: number | null;
+  rateLimitPerSecond?: number | null;
 }
 
-/** Fields to change; undefined leaves a field as it is. */
+/** Fields to change; undefined leaves a field as it is, null returns a limit to its default. */
 export interface EndpointPatch {
   url?: string;
   description?: string;
   eventTypes?: string[];
   status?: EndpointStatusValue;
+  maxInFlight?: number | null;
+  rateLimitPerSecond?: number | null;
 }
 
 export async function createEndpoint(
@@ -50,6 +58,8 @@ export async function createEndpoint(
         status: "enabled",
         disabled_reason: "",
         secret: input.secret,
+        max_in_flight: input.maxInFlight ?? null,
+        rate_limit_per_second: input.rateLimitPerSecond ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -108,6 +118,8 @@ export async function updateEndpoint(
       ...(patch.url !== undefined && { url: patch.url }),
       ...(patch.description !== undefined && { description: patch.description }),
       ...(patch.eventTypes !== undefined && { event_types: patch.eventTypes }),
+      ...(patch.maxInFlight !== undefined && { max_in_flight: patch.maxInFlight }),
+      ...(patch.rateLimitPerSecond !== undefined && { rate_limit_per_second: patch.rateLimitPerSecond }),
       ...(patch.status !== undefined && {
         status: patch.status,
         disabled_reason: patch.status === "enabled" ? "" : "disabled through the API",
@@ -123,13 +135,31 @@ export async function updateEndpoint(
   return toEndpoint(row);
 }
 
-export async function deleteEndpoint(db: Kysely<Database>, tenantId: string, id: string): Promise<void> {
-  const result = await db
-    .deleteFrom("endpoints")
-    .where("tenant_id", "=", tenantId)
-    .where("id", "=", id)
-    .executeTakeFirst();
-  if (result.numDeletedRows === 0n) throw new NotFoundError(`endpoint "${id}"`);
+/**
+ * Deletes an endpoint and cancels its pending deliveries in the same transaction: nothing is left
+ * for a worker to open its queue for.
+ */
+export async function deleteEndpoint(
+  db: Kysely<Database>,
+  tenantId: string,
+  id: string,
+  now: Date,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const result = await tx
+      .deleteFrom("endpoints")
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", id)
+      .executeTakeFirst();
+    if (result.numDeletedRows === 0n) throw new NotFoundError(`endpoint "${id}"`);
+    await tx
+      .updateTable("deliveries")
+      .set({ status: "cancelled", next_attempt_at: null, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "=", id)
+      .where("status", "=", "pending")
+      .execute();
+  });
 }
 
 function toEndpoint(row: Selectable<EndpointTable>): EndpointRecord {
@@ -142,6 +172,8 @@ function toEndpoint(row: Selectable<EndpointTable>): EndpointRecord {
     status: row.status,
     disabledReason: row.disabled_reason,
     secret: row.secret,
+    maxInFlight: row.max_in_flight,
+    rateLimitPerSecond: row.rate_limit_per_second,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -125,6 +125,22 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0004_endpoint_limits_and_demand": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(STORE_SCHEMA);
+      // Null: the service default (in flight), no limit (rate).
+      await s.alterTable("endpoints").addColumn("max_in_flight", "integer").execute();
+      await s.alterTable("endpoints").addColumn("rate_limit_per_second", "double precision").execute();
+      // Workers find the endpoints with work due by skipping through this index, one probe per
+      // endpoint with pending deliveries, however deep its backlog.
+      await s
+        .createIndex("deliveries_pending_endpoint")
+        .on("deliveries")
+        .columns(["tenant_id", "endpoint_id", "next_attempt_at"])
+        .where(sql.ref("status"), "=", "pending")
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

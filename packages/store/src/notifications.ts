@@ -8,6 +8,8 @@ export const CHANNELS = {
   endpoints: "hookline_endpoints",
   /** Attempts were recorded: api processes read the new ones for their WatchAttempts streams. */
   attempts: "hookline_attempts",
+  /** Jobs were added to queues (the payload names them): workers open those queues. */
+  work: "hookline_work",
 } as const;
 
 /** Sends a notification; listeners in other processes receive it once the transaction commits. */

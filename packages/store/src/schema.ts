@@ -22,6 +22,8 @@ export interface EndpointTable {
   /** Retired secrets still signing until they expire: [{ secret, expires_at }]. */
   previous_secrets: ColumnType<PreviousSecret[], string | undefined, string>;
   failing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  max_in_flight: ColumnType<number | null, number | null | undefined, number | null>;
+  rate_limit_per_second: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -20,8 +20,10 @@ import {
   durationMs,
   eventTypeList,
   InvalidArgumentError,
+  maxInFlight,
   optionalId,
   pageSize,
+  ratePerSecond,
   requireId,
   requireUrl,
 } from "../validate.js";
@@ -47,6 +49,8 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           description: description("description", req.description),
           eventTypes: eventTypeList("event_types", req.eventTypes),
           secret,
+          maxInFlight: maxInFlight("max_in_flight", req.maxInFlight, false) ?? null,
+          rateLimitPerSecond: ratePerSecond("rate_limit_per_second", req.rateLimitPerSecond, false) ?? null,
         },
         deps.now(),
       );
@@ -89,11 +93,17 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           "must be ENDPOINT_STATUS_ENABLED or ENDPOINT_STATUS_DISABLED",
         );
       }
+      const limits = {
+        maxInFlight: maxInFlight("max_in_flight", req.maxInFlight, true),
+        rateLimitPerSecond: ratePerSecond("rate_limit_per_second", req.rateLimitPerSecond, true),
+      };
       const record = await updateEndpoint(
         deps.db,
         tenantId,
         id,
         {
+          ...(limits.maxInFlight !== undefined && { maxInFlight: limits.maxInFlight }),
+          ...(limits.rateLimitPerSecond !== undefined && { rateLimitPerSecond: limits.rateLimitPerSecond }),
           ...(req.url !== undefined && { url: requireUrl("url", req.url, deps.addressPolicy) }),
           ...(req.description !== undefined && { description: description("description", req.description) }),
           ...(req.replaceEventTypes && { eventTypes: eventTypeList("event_types", req.eventTypes) }),
@@ -103,15 +113,22 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         },
         deps.now(),
       );
+      // Workers serving its queue write new limits into it on their next look at the store.
       if (record.status === "enabled") deps.onEndpointsChanged?.();
       return { endpoint: endpointMessage(record, true) };
     },
 
     async deleteEndpoint(req, ctx) {
-      await deleteEndpoint(
-        deps.db,
-        requireId("tenant_id", tenantFor(ctx, req.tenantId)),
-        requireId("id", req.id),
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
+      const endpointId = requireId("id", req.id);
+      await deleteEndpoint(deps.db, tenantId, endpointId, deps.now());
+      // The store cancelled its pending deliveries; the queue's jobs and settings go too. Should
+      // this fail, what is left is harmless: the jobs find their deliveries cancelled.
+      await deps.producer.discard({ tenantId, endpointId }).catch((error: unknown) =>
+        deps.log("could not remove a deleted endpoint's queue", {
+          endpointId,
+          error: error instanceof Error ? error.message : String(error),
+        }),
       );
       return {};
     },

@@ -1,0 +1,89 @@
+import type { DeliveryConsumer, FedQueue, QueueRouting } from "@hookline/queue";
+import { type Database, findEndpointsWithWork } from "@hookline/store";
+import type { Kysely } from "kysely";
+
+export interface DemandDeps {
+  db: Kysely<Database>;
+  routing: QueueRouting;
+  consumer: Pick<DeliveryConsumer, "demand" | "hasOpen">;
+  now(): number;
+  /** Scans at least this often, whatever the signals say (they may be lost). */
+  intervalMs: number;
+  onError(error: Error): void;
+}
+
+/** How far ahead a scan looks: queues due within it open now (they open just before the job is due). */
+const LOOKAHEAD_MS = 1000;
+
+/** Tells the consumer which queues have work, from the store (the truth) and from signals (the news). */
+export interface DemandWatcher {
+  /** Reads the store now; resolves when the consumer has been told. */
+  scan(): Promise<void>;
+  /** Jobs were added to these queues (undefined: somewhere; look). */
+  fed(queues: FedQueue[] | undefined): void;
+  close(): void;
+}
+
+export function watchDemand(deps: DemandDeps): DemandWatcher {
+  let running: Promise<void> | undefined;
+  let again = false;
+  let nextScan: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const scanOnce = async () => {
+    const now = deps.now();
+    const { due, nextDueAt } = await findEndpointsWithWork(deps.db, new Date(now + LOOKAHEAD_MS));
+    deps.consumer.demand(
+      due.map((work) => ({
+        queue: deps.routing.queueOf(work),
+        dueAt: work.dueAt.getTime(),
+        limits: deps.routing.limitsOf({
+          maxInFlight: work.maxInFlight,
+          ratePerSecond: work.rateLimitPerSecond,
+        }),
+      })),
+    );
+    // Look again when the next delivery falls due, or on the interval, whichever comes first.
+    const wait = Math.min(
+      deps.intervalMs,
+      nextDueAt ? nextDueAt.getTime() - LOOKAHEAD_MS - deps.now() : Infinity,
+    );
+    clearTimeout(nextScan);
+    if (!closed) {
+      nextScan = setTimeout(() => void scan().catch(deps.onError), Math.max(0, wait));
+      nextScan.unref();
+    }
+  };
+
+  // One scan at a time; a request during one runs one more after it, never a pile of them.
+  const scan = (): Promise<void> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await scanOnce();
+        } while (again && !closed);
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+
+  return {
+    scan,
+    fed(queues) {
+      // A queue already open takes its new jobs by itself; only news of others needs the store.
+      if (queues?.every((fed) => deps.consumer.hasOpen(fed.queue, fed.dueAt))) return;
+      scan().catch(deps.onError);
+    },
+    close() {
+      closed = true;
+      clearTimeout(nextScan);
+    },
+  };
+}

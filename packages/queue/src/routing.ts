@@ -1,0 +1,59 @@
+import { createHash } from "node:crypto";
+
+/** A job carries ids only: the delivery and which attempt it is for. */
+export interface DeliveryJobData {
+  deliveryId: string;
+  attemptNumber: number;
+  /** Set for an attempt an operator asked for: it is made once, with no retries after it. */
+  manual?: boolean;
+}
+
+/** Which endpoint a delivery goes to. */
+export interface EndpointRef {
+  tenantId: string;
+  endpointId: string;
+}
+
+/** What a queue enforces across every worker process: attempts in flight, and starts per second. */
+export interface QueueLimits {
+  maxInFlight: number;
+  /** Undefined: no rate limit. */
+  ratePerSecond?: number | undefined;
+}
+
+/**
+ * Where deliveries go, the one place that knows it: producer, consumer, sweeper and metrics all
+ * ask here. The default layout is the reference design's, one BullMQ queue per endpoint
+ * ("hookline-ep-..."); with lanes, endpoints are hashed onto N shared queues and the limits are
+ * the lane's, not the endpoint's.
+ */
+export class QueueRouting {
+  constructor(
+    readonly lanes: number,
+    /** Limits of an endpoint that sets none, and of every lane. */
+    readonly defaultLimits: QueueLimits,
+  ) {}
+
+  /** The queue an endpoint's deliveries go to. Hashing keeps names free of ':' whatever the ids hold. */
+  queueOf(endpoint: EndpointRef): string {
+    const digest = createHash("sha256")
+      .update(`${Buffer.byteLength(endpoint.tenantId)}:${endpoint.tenantId}${endpoint.endpointId}`)
+      .digest();
+    if (this.lanes > 0) return `hookline-lane-${digest.readUInt32BE(0) % this.lanes}`;
+    return `hookline-ep-${digest.subarray(0, 16).toString("base64url")}`;
+  }
+
+  /** The limits a queue enforces, given its endpoint's own settings (null: not set). */
+  limitsOf(own: { maxInFlight: number | null; ratePerSecond: number | null }): QueueLimits {
+    if (this.lanes > 0) return this.defaultLimits;
+    return {
+      maxInFlight: own.maxInFlight ?? this.defaultLimits.maxInFlight,
+      ratePerSecond: own.ratePerSecond ?? this.defaultLimits.ratePerSecond,
+    };
+  }
+}
+
+/** The first attempt's job id is the delivery id; later attempts get their own ids, so a retry is a new job. */
+export function jobIdFor(deliveryId: string, attemptNumber: number): string {
+  return attemptNumber <= 1 ? deliveryId : `${deliveryId}.${attemptNumber}`;
+}
