@@ -1,4 +1,5 @@
 import { emitEvents, quantile } from "./emit-load.js";
+import { watchMachine } from "./machine-busy.js";
 import { log } from "./run-support.js";
 import type { ScaleOptions } from "./scale-options.js";
 import type { ScaleProcesses } from "./scale-processes.js";
@@ -13,6 +14,8 @@ export interface BacklogResult {
   /** Emit sent to receipt, ms, sorted; probes that never arrived are left out. */
   latenciesMs: number[];
   lost: number;
+  /** How busy the whole machine was while the probes ran (100 = one core). */
+  machinePercent: number;
 }
 
 const TENANT = "backlog";
@@ -61,6 +64,7 @@ export async function measureBacklog(
     `${queued} queued in ${emitSeconds.toFixed(1)} s; ${options.probes} deliveries to another endpoint, ${options.probeGapMs} ms apart`,
   );
 
+  const machineBusy = watchMachine();
   const sentAt = new Map<string, number>();
   for (let i = 0; i < options.probes; i++) {
     const name = `p${i}`;
@@ -74,6 +78,7 @@ export async function measureBacklog(
     await sleep(options.probeGapMs);
   }
   await timed(receiver.waitFor("fresh", options.probes), performance.now(), 30_000);
+  const machinePercent = machineBusy();
   const received = await receiver.probes();
   const latenciesMs = [...sentAt]
     .flatMap(([name, sent]) => (received[name] === undefined ? [] : [received[name] - sent]))
@@ -89,5 +94,6 @@ export async function measureBacklog(
     emitSeconds,
     latenciesMs,
     lost: options.probes - latenciesMs.length,
+    machinePercent,
   };
 }

@@ -1,4 +1,5 @@
 import { emitEvents } from "./emit-load.js";
+import { watchMachine } from "./machine-busy.js";
 import { log } from "./run-support.js";
 import type { ScaleOptions } from "./scale-options.js";
 import type { ScaleProcesses } from "./scale-processes.js";
@@ -9,6 +10,9 @@ export interface HangingResult {
   deliveries: number;
   without: Timed;
   with: Timed;
+  /** How busy the whole machine was during each run (100 = one core). */
+  machineWithout: number;
+  machineWith: number;
 }
 
 const WARMUP = 100;
@@ -22,7 +26,7 @@ export async function measureHanging(
   receiver: ScaleReceiver,
   options: ScaleOptions,
 ): Promise<HangingResult> {
-  const run = async (tenantId: string, hanging: boolean, events: number): Promise<Timed> => {
+  const run = async (tenantId: string, hanging: boolean, events: number) => {
     for (let i = 0; i < options.healthy; i++) {
       await hookline.endpoints.createEndpoint({
         tenantId,
@@ -39,10 +43,12 @@ export async function measureHanging(
     }
     await receiver.reset();
     const started = performance.now();
+    const machineBusy = watchMachine();
     const arrived = receiver.waitFor(tenantId, events * options.healthy);
     arrived.catch(() => {});
     await emitEvents(hookline.emit, { tenantId, prefix: "evt", count: events, inFlight: 32 });
-    return timed(arrived, started, options.phaseTimeoutMs);
+    const took = await timed(arrived, started, options.phaseTimeoutMs);
+    return { took, machine: machineBusy() };
   };
   // The warm-up, on endpoints of its own, lets the JIT and the pools warm before either timed run.
   await run("hang-warm", false, Math.min(WARMUP, options.events));
@@ -52,5 +58,11 @@ export async function measureHanging(
   log(`${deliveries} deliveries to ${options.healthy} healthy endpoints, beside one that never answers`);
   const withHanging = await run("hang-on", true, options.events);
   await receiver.reset(); // drops the hanging endpoint's connections
-  return { deliveries, without, with: withHanging };
+  return {
+    deliveries,
+    without: without.took,
+    with: withHanging.took,
+    machineWithout: without.machine,
+    machineWith: withHanging.machine,
+  };
 }

@@ -1,4 +1,4 @@
-import { cpuBetween, sampleCpu } from "./cpu.js";
+import { watchMachine } from "./machine-busy.js";
 import { measureWindow, type WindowFigures, waitSettled } from "./proc-resources.js";
 import { deleteEndpoints, registerEndpoints } from "./register.js";
 import { log } from "./run-support.js";
@@ -54,17 +54,14 @@ async function idleWindow(
   const settled = await waitSettled(pids, 5_000, options.settleTimeoutMs);
   log(`${settled ? "settled" : "did not settle"}; measuring ${options.idleSeconds} s with no traffic`);
   const names = Object.keys(hookline.pids);
-  const machine = { machine: { machine: true as const } };
-  const before = sampleCpu(machine);
-  const started = performance.now();
+  const machineBusy = watchMachine();
   const windows = await Promise.all(
     names.map((name) => measureWindow(hookline.pids[name] ?? 0, options.idleSeconds * 1000)),
   );
-  const busy = cpuBetween(before, sampleCpu(machine)).get("machine") ?? 0;
   return {
     endpoints,
     settled,
-    machinePercent: (100 * busy) / ((performance.now() - started) / 1000),
+    machinePercent: machineBusy(),
     byProcess: Object.fromEntries(names.map((name, i) => [name, windows[i] as WindowFigures])),
   };
 }

@@ -84,13 +84,22 @@ export function hangingTable(runs: ScaleBackendResult[]): string | undefined {
     if (!h) return [];
     const ratio =
       "seconds" in h.with && "seconds" in h.without ? h.with.seconds / h.without.seconds : Number.NaN;
-    return [[run.backend, n(h.deliveries), timedText(h.without), timedText(h.with), n(ratio, 2)]];
+    return [
+      [
+        run.backend,
+        n(h.deliveries),
+        timedText(h.without),
+        timedText(h.with),
+        n(ratio, 2),
+        `${n(h.machineWithout)}% / ${n(h.machineWith)}%`,
+      ],
+    ];
   });
   if (rows.length === 0) return undefined;
   return [
     "2. One endpoint that never answers, beside the healthy ones (first Emit to last healthy receipt)",
     "   target: ratio < 1.10",
-    table(["backend", "healthy deliveries", "alone", "beside it", "ratio"], rows),
+    table(["backend", "healthy deliveries", "alone", "beside it", "ratio", "machine busy"], rows),
   ].join("\n");
 }
 
@@ -112,6 +121,7 @@ export function backlogTable(runs: ScaleBackendResult[]): string | undefined {
         n(quantile(b.latenciesMs, 0.99)),
         n(b.latenciesMs.at(-1) ?? Number.NaN),
         n(b.lost),
+        `${n(b.machinePercent)}%`,
       ],
     ];
   });
@@ -119,7 +129,10 @@ export function backlogTable(runs: ScaleBackendResult[]): string | undefined {
   return [
     "3. Paced single deliveries to one endpoint while another has a backlog (Emit sent to receipt)",
     "   target: p99 < 250 ms",
-    table(["backend", "backlog queued", "timed", "p50 ms", "p99 ms", "max ms", "not received"], rows),
+    table(
+      ["backend", "backlog queued", "timed", "p50 ms", "p99 ms", "max ms", "not received", "machine busy"],
+      rows,
+    ),
     ...notes.map((note) => `   ${note}`),
   ].join("\n");
 }
