@@ -41,7 +41,7 @@ export const SCALE_USAGE = `usage: pnpm bench:scale [options]
   --healthy K          healthy endpoints in the hanging-endpoint run (default 4)
   --events N           events in each hanging-endpoint run (default 500)
   --backlog B          deliveries queued for the slow endpoint (default 20000)
-  --fill-s S           stop queueing the backlog after S s, and say how much was queued (default 90)
+  --fill-s S           stop queueing the backlog after S s, and say how much was queued (default 60)
   --slow-ms MS         how long the slow endpoint takes to answer (default 2000)
   --probes P           paced deliveries timed behind the backlog (default 100)
   --probe-gap-ms MS    pause between them (default 50)
@@ -50,8 +50,8 @@ export const SCALE_USAGE = `usage: pnpm bench:scale [options]
   --max-connections C  stop registering once a process holds C Redis + PostgreSQL connections
                        (default 3000; the Redis here is shared and allows 10000 clients)
   --max-fds F          ... or F open descriptors (default 8000)
-  --settle-s S         longest wait for connection and descriptor counts to stay still 5 s (default 45)
-  --phase-timeout-s S  longest wait of one phase: registering, deleting, a fan-out (default 60)`;
+  --settle-s S         longest wait for connection and descriptor counts to stay still 5 s (default 30)
+  --phase-timeout-s S  longest wait of one phase: registering, deleting, a fan-out (default 40)`;
 
 const STRING = { type: "string" } as const;
 
@@ -105,7 +105,7 @@ export function parseScaleOptions(argv: string[]): ScaleOptions | "help" {
     healthy: int("--healthy", values.healthy, 4, 1, 100),
     events: int("--events", values.events, 500, 1, 1_000_000),
     backlog: int("--backlog", values.backlog, 20_000, 0, 1_000_000),
-    fillTimeoutMs: int("--fill-s", values["fill-s"], 90, 1, 3600) * 1000,
+    fillTimeoutMs: int("--fill-s", values["fill-s"], 60, 1, 3600) * 1000,
     slowMs: int("--slow-ms", values["slow-ms"], 2000, 0, 60_000),
     probes: int("--probes", values.probes, 100, 1, 100_000),
     probeGapMs: int("--probe-gap-ms", values["probe-gap-ms"], 50, 0, 60_000),
@@ -113,8 +113,8 @@ export function parseScaleOptions(argv: string[]): ScaleOptions | "help" {
     burst: int("--burst", values.burst, 200, 2, 1_000_000),
     maxConnections: int("--max-connections", values["max-connections"], 3000, 10, 100_000),
     maxFds: int("--max-fds", values["max-fds"], 8000, 100, 1_000_000),
-    settleTimeoutMs: int("--settle-s", values["settle-s"], 45, 5, 3600) * 1000,
-    phaseTimeoutMs: int("--phase-timeout-s", values["phase-timeout-s"], 60, 5, 3600) * 1000,
+    settleTimeoutMs: int("--settle-s", values["settle-s"], 30, 5, 3600) * 1000,
+    phaseTimeoutMs: int("--phase-timeout-s", values["phase-timeout-s"], 40, 5, 3600) * 1000,
   };
 }
 

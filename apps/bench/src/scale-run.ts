@@ -27,9 +27,9 @@ const MAX_ENDPOINTS_PER_TENANT = "20000";
 type Measure<T> = (hookline: ScaleProcesses, receiver: ScaleReceiver, options: ScaleOptions) => Promise<T>;
 
 /**
- * Runs the chosen sections on one backend (a fresh database and queue prefix), each against
- * freshly started Hookline processes, so what one section leaves behind (workers of deleted
- * endpoints, a backlog) weighs on no other.
+ * Runs the chosen sections on one backend, each on a fresh database and queue prefix (dropped
+ * afterwards) with freshly started Hookline processes, so what one section leaves behind (endpoints
+ * it had no time to delete, workers of deleted endpoints, a backlog) weighs on no other.
  */
 export async function runScaleBackend(
   settings: TestSettings,
@@ -37,19 +37,19 @@ export async function runScaleBackend(
   options: ScaleOptions,
   receiver: ScaleReceiver,
 ): Promise<ScaleBackendResult> {
-  const backend = await createTestBackend(settings, kind);
-  const env = {
-    ...backend.env,
-    HOOKLINE_API_ADDR: "127.0.0.1:0",
-    ...BENCH_ENV,
-    HOOKLINE_MAX_ENDPOINTS_PER_TENANT: MAX_ENDPOINTS_PER_TENANT,
-  };
   const result: ScaleBackendResult = { backend: kind, failures: [] };
   const section = async <T>(name: Section, measure: Measure<T>): Promise<T | undefined> => {
     if (!options.sections.includes(name)) return undefined;
     log(`${kind} ${name}:`);
     let hookline: ScaleProcesses | undefined;
+    const backend = await createTestBackend(settings, kind);
     try {
+      const env = {
+        ...backend.env,
+        HOOKLINE_API_ADDR: "127.0.0.1:0",
+        ...BENCH_ENV,
+        HOOKLINE_MAX_ENDPOINTS_PER_TENANT: MAX_ENDPOINTS_PER_TENANT,
+      };
       hookline = await startScaleProcesses(kind, env);
       return await measure(hookline, receiver, options);
     } catch (error) {
@@ -60,18 +60,15 @@ export async function runScaleBackend(
     } finally {
       await receiver.reset(); // lets go of hanging requests before the processes stop
       await hookline?.stop();
+      await backend.dispose();
     }
   };
-  try {
-    result.idle = await section("idle", measureIdle);
-    result.hanging = await section("hanging", measureHanging);
-    const missing = rateLimitMissing();
-    if (missing && options.sections.includes("rate")) result.rate = { available: false, why: missing };
-    else result.rate = await section("rate", measureRateLimit);
-    result.backlog = await section("backlog", measureBacklog);
-    result.fanout = await section("fanout", measureFanOut);
-    return result;
-  } finally {
-    await backend.dispose();
-  }
+  result.idle = await section("idle", measureIdle);
+  result.hanging = await section("hanging", measureHanging);
+  const missing = rateLimitMissing();
+  if (missing && options.sections.includes("rate")) result.rate = { available: false, why: missing };
+  else result.rate = await section("rate", measureRateLimit);
+  result.backlog = await section("backlog", measureBacklog);
+  result.fanout = await section("fanout", measureFanOut);
+  return result;
 }
