@@ -47,7 +47,8 @@ export async function measureHanging(
     const arrived = receiver.waitFor(tenantId, events * options.healthy);
     arrived.catch(() => {});
     await emitEvents(hookline.emit, { tenantId, prefix: "evt", count: events, inFlight: 32 });
-    const took = await timed(arrived, started, options.phaseTimeoutMs);
+    // Longer than other phases: without this figure there is no ratio.
+    const took = await timed(arrived, started, 3 * options.phaseTimeoutMs);
     return { took, machine: machineBusy() };
   };
   // The warm-up, on endpoints of its own, lets the JIT and the pools warm before either timed run.
