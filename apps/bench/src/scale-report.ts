@@ -148,7 +148,7 @@ export function fanOutTable(runs: ScaleBackendResult[]): string | undefined {
       [
         run.backend,
         n(f.endpoints),
-        `${n(f.emitSeconds, 2)} s`,
+        timedText(f.emit),
         timedText(f.received),
         timedText(f.recorded),
         n(f.delivered),
