@@ -27,23 +27,37 @@ export async function emitEvents(
     prefix,
     count,
     inFlight,
-  }: { tenantId: string; prefix: string; count: number; inFlight: number },
+    eventType = "invoice.paid",
+    deadline = Number.POSITIVE_INFINITY,
+    onEmitted,
+  }: {
+    tenantId: string;
+    prefix: string;
+    count: number;
+    inFlight: number;
+    eventType?: string;
+    /** performance.now() past which no further Emit is sent. */
+    deadline?: number;
+    /** Called with each answered Emit's delivery count. */
+    onEmitted?: (deliveries: number) => void;
+  },
 ): Promise<EmitLoadResult> {
   const latenciesMs: number[] = [];
   let deliveries = 0;
   let next = 0;
   const lane = async () => {
-    while (next < count) {
+    while (next < count && performance.now() < deadline) {
       const i = next++;
       const sent = performance.now();
       const response = await client.emit({
         tenantId,
         eventId: `${prefix}-${i}`,
-        eventType: "invoice.paid",
+        eventType,
         dataJson: DATA_JSON,
       });
       latenciesMs.push(performance.now() - sent);
       deliveries += response.deliveryIds.length;
+      onEmitted?.(response.deliveryIds.length);
     }
   };
   const startedAt = clock();
