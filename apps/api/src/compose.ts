@@ -5,6 +5,8 @@ import { generateSecret } from "@hookline/signing";
 import { startApiServer } from "./api.js";
 import { AttemptFeed } from "./attempt-feed.js";
 import { storeAnswers } from "./ecosystem/store-probe.js";
+import { createEmitBatcher } from "./emit-batcher.js";
+import { exitAfterCommits } from "./fault-exit.js";
 import type { ListeningServer } from "./server.js";
 
 /** How the api hears about, and tells of, changes made by other parts of the system. */
@@ -33,6 +35,7 @@ export async function startApiFromConfig(
     bufferLimit: config.watchBufferLimit,
     safetyPollMs: config.watchPollIntervalMs,
   });
+  const now = () => new Date();
   const unsubscribe = signals.attempts.subscribe(() => attemptFeed.wake());
   const server = await startApiServer(
     {
@@ -41,12 +44,14 @@ export async function startApiFromConfig(
       attemptFeed,
       addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
       maxDataBytes: config.maxDataBytes,
-      now: () => new Date(),
+      now,
       generateSecret: () => generateSecret(),
       ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
       checkStore: () => storeAnswers(infra.store.db),
       log: (message, fields) => log.error(message, fields),
-      faultExitAfterCommit: config.faultExitAfterCommit,
+      ...(config.faultExitAfterCommit > 0 && {
+        emitEvent: exitAfterCommits(createEmitBatcher(infra.store.db, now), config.faultExitAfterCommit),
+      }),
     },
     { ...config.api, tokens: config.apiTokens },
   );

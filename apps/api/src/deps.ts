@@ -1,6 +1,6 @@
 import type { AddressPolicy } from "@hookline/delivery";
 import type { DeliveryProducer } from "@hookline/queue";
-import type { Database } from "@hookline/store";
+import type { Database, EmitResult, NewEvent } from "@hookline/store";
 import type { Kysely } from "kysely";
 import type { AttemptFeed } from "./attempt-feed.js";
 
@@ -21,6 +21,6 @@ export interface ApiDeps {
   /** Whether the store answers now; gRPC health reports NOT_SERVING while it does not. */
   checkStore(): Promise<boolean>;
   log(message: string, fields?: Record<string, unknown>): void;
-  /** TEST-ONLY (HOOKLINE_FAULT_EXIT_AFTER_COMMIT): exit after this many Emit commits, before the queue add. */
-  faultExitAfterCommit?: number;
+  /** Commits an Emit; defaults to a group-committing batcher over `db`. */
+  emitEvent?: (event: NewEvent) => Promise<EmitResult>;
 }
