@@ -48,7 +48,7 @@ export async function startApiFromConfig(
       generateSecret: () => generateSecret(),
       ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
       checkStore: () => storeAnswers(infra.store.db),
-      log: (message, fields) => log.error(message, fields),
+      log,
       ...(config.faultExitAfterCommit > 0 && {
         emitEvent: exitAfterCommits(createEmitBatcher(infra.store.db, now), config.faultExitAfterCommit),
       }),

@@ -1,5 +1,6 @@
 import type { AddressPolicy } from "@hookline/delivery";
 import type { DeliveryProducer } from "@hookline/queue";
+import type { Logger } from "@hookline/runtime";
 import type { Database, EmitResult, NewEvent } from "@hookline/store";
 import type { Kysely } from "kysely";
 import type { AttemptFeed } from "./attempt-feed.js";
@@ -20,7 +21,7 @@ export interface ApiDeps {
   onEndpointsChanged?: () => void;
   /** Whether the store answers now; gRPC health reports NOT_SERVING while it does not. */
   checkStore(): Promise<boolean>;
-  log(message: string, fields?: Record<string, unknown>): void;
+  log: Logger;
   /** Commits an Emit; defaults to a group-committing batcher over `db`. */
   emitEvent?: (event: NewEvent) => Promise<EmitResult>;
 }

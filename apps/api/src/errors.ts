@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BadRequestSchema } from "@hookline/contracts";
+import type { Logger } from "@hookline/runtime";
 import { InvalidSecretError } from "@hookline/signing";
 import { AlreadyExistsError, InvalidPageTokenError, isConnectionError, NotFoundError } from "@hookline/store";
 import { InvalidArgumentError } from "./validate.js";
@@ -10,7 +11,7 @@ import { InvalidArgumentError } from "./validate.js";
  */
 export function toConnectError(
   error: unknown,
-  log: (message: string, fields: Record<string, unknown>) => void,
+  log: Logger,
 ): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof InvalidArgumentError) return badRequest(error.field, error.message);
@@ -20,7 +21,9 @@ export function toConnectError(
   if (error instanceof AlreadyExistsError) return new ConnectError(error.message, Code.AlreadyExists);
   if (isConnectionError(error))
     return new ConnectError("the database is unavailable; try again", Code.Unavailable);
-  log("internal error", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  log.error("internal error", {
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
   return new ConnectError("internal error", Code.Internal);
 }
 
@@ -35,7 +38,7 @@ function badRequest(field: string, message: string): ConnectError {
 }
 
 export function errorMappingInterceptor(
-  log: (message: string, fields: Record<string, unknown>) => void,
+  log: Logger,
 ): Interceptor {
   return (next) => async (request) => {
     try {

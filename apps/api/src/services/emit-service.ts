@@ -30,7 +30,7 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
           })),
         )
         .catch((error: unknown) =>
-          deps.log("enqueue failed; the sweeper will retry", {
+          deps.log.warn("enqueue failed; the sweeper will retry", {
             eventId,
             error: error instanceof Error ? error.message : String(error),
           }),
