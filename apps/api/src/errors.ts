@@ -9,10 +9,7 @@ import { InvalidArgumentError } from "./validate.js";
  * The one place where domain errors become gRPC status codes. Clients see a message naming the
  * field or the row, never SQL or a stack; anything unexpected is logged and answered INTERNAL.
  */
-export function toConnectError(
-  error: unknown,
-  log: Logger,
-): ConnectError {
+export function toConnectError(error: unknown, log: Logger): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof InvalidArgumentError) return badRequest(error.field, error.message);
   if (error instanceof InvalidSecretError) return badRequest("secret", `secret ${error.message}`);
@@ -37,9 +34,7 @@ function badRequest(field: string, message: string): ConnectError {
   ]);
 }
 
-export function errorMappingInterceptor(
-  log: Logger,
-): Interceptor {
+export function errorMappingInterceptor(log: Logger): Interceptor {
   return (next) => async (request) => {
     try {
       return await next(request);
