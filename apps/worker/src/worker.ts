@@ -120,7 +120,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       now,
       graceMs: deps.sweeper.graceMs,
     });
-    if (count) log.info("sweeper re-enqueued stranded deliveries", { count });
+    if (count) {
+      deps.metrics?.sweeperReenqueued.inc(count);
+      log.info("sweeper re-enqueued stranded deliveries", { count });
+    }
     return count;
   });
 
