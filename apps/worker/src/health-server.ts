@@ -86,22 +86,6 @@ export function workerReadiness(infra: Infrastructure): ReadinessChecks {
         () => true,
         () => false,
       ),
-    queue: () => queueAnswers(infra.queueBackend.queueConnection().connection),
+    queue: () => infra.queueBackend.ping(),
   };
-}
-
-// The producers' shared connection: an ioredis client on Redis, a pg.Pool on BullMQ's PostgreSQL
-// backend. Neither type is exported by @hookline/queue, so they are told apart by shape.
-async function queueAnswers(connection: unknown): Promise<boolean> {
-  const redis = connection as { status?: unknown; ping?: () => Promise<string> };
-  if (typeof redis.ping === "function" && typeof redis.status === "string") {
-    // A Redis client that is not "ready" would queue the PING until it reconnects.
-    return redis.status === "ready" && (await redis.ping()) === "PONG";
-  }
-  const pool = connection as { query?: (text: string) => Promise<unknown> };
-  if (typeof pool.query === "function") {
-    await pool.query("select 1");
-    return true;
-  }
-  return false;
 }
