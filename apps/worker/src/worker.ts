@@ -17,7 +17,7 @@ import { watchDemand } from "./demand.js";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
 import { oneAtATime } from "./one-at-a-time.js";
 import { processDelivery } from "./process-delivery.js";
-import { sweepOnce } from "./sweeper.js";
+import { sweeperStore, sweepOnce } from "./sweeper.js";
 
 export interface WorkerDeps {
   db: Kysely<Database>;
@@ -113,9 +113,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     await demand.scan();
     await consumer.ready();
   };
+  const sweepStore = sweeperStore(deps.db);
   const sweeps = oneAtATime(async () => {
     const count = await sweepOnce({
-      db: deps.db,
+      store: sweepStore,
       producer: deps.producer,
       now,
       graceMs: deps.sweeper.graceMs,
