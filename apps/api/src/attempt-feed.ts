@@ -2,6 +2,19 @@ import type { AttemptRecord, Database } from "@hookline/store";
 import { attemptsAfter, lastAttemptId } from "@hookline/store";
 import type { Kysely } from "kysely";
 
+/** Where the feed reads attempts from; `storeAttemptSource(db)` is the PostgreSQL one. */
+export interface AttemptSource {
+  /** The id of the newest attempt ("0" when there is none). */
+  lastId(): Promise<string>;
+  /** Up to limit attempts with ids above after, in id order. */
+  after(after: string, limit: number): Promise<AttemptRecord[]>;
+}
+
+/** Reads attempts from the store. */
+export function storeAttemptSource(db: Kysely<Database>): AttemptSource {
+  return { lastId: () => lastAttemptId(db), after: (after, limit) => attemptsAfter(db, after, limit) };
+}
+
 export interface AttemptFilter {
   tenantId: string;
   endpointId: string;
@@ -39,10 +52,10 @@ export class AttemptFeed {
   private poll: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly source: AttemptSource,
     private readonly options: { bufferLimit: number; safetyPollMs: number },
   ) {
-    this.started = lastAttemptId(db).then((id) => {
+    this.started = source.lastId().then((id) => {
       this.position = BigInt(id);
     });
   }
@@ -57,7 +70,7 @@ export class AttemptFeed {
     // An idle feed reads nothing, so its position may be old: catch it up, or a new stream that
     // asked for "only new attempts" would be handed ones recorded while nobody was watching.
     if (this.subscriptions.size === 0 && !this.reading) {
-      const latest = BigInt(await lastAttemptId(this.db));
+      const latest = BigInt(await this.source.lastId());
       if (this.subscriptions.size === 0 && !this.reading && latest > this.position) this.position = latest;
     }
     const subscription = new Subscription(filter, this.options.bufferLimit, signal, () => {
@@ -100,7 +113,7 @@ export class AttemptFeed {
     for (;;) {
       // A page never exceeds one subscriber's buffer, so a reader that keeps up never overflows.
       const pageSize = Math.min(1000, this.options.bufferLimit);
-      const page = await attemptsAfter(this.db, this.position.toString(), pageSize);
+      const page = await this.source.after(this.position.toString(), pageSize);
       // Broadcast synchronously with the position update, so a subscriber that joins between
       // pages starts exactly where the last delivered batch ended.
       for (const attempt of page) {

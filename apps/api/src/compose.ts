@@ -3,7 +3,7 @@ import { createAddressPolicy } from "@hookline/delivery";
 import type { Infrastructure, Logger, Signal } from "@hookline/runtime";
 import { generateSecret } from "@hookline/signing";
 import { startApiServer } from "./api.js";
-import { AttemptFeed } from "./attempt-feed.js";
+import { AttemptFeed, storeAttemptSource } from "./attempt-feed.js";
 import { storeAnswers } from "./ecosystem/store-probe.js";
 import { createEmitBatcher } from "./emit-batcher.js";
 import { exitAfterCommits } from "./fault-exit.js";
@@ -31,7 +31,7 @@ export async function startApiFromConfig(
   signals: ApiSignals,
 ): Promise<ApiServer> {
   refuseOpenExposure(config);
-  const attemptFeed = new AttemptFeed(infra.store.db, {
+  const attemptFeed = new AttemptFeed(storeAttemptSource(infra.store.db), {
     bufferLimit: config.watchBufferLimit,
     safetyPollMs: config.watchPollIntervalMs,
   });
