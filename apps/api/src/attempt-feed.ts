@@ -1,5 +1,5 @@
-import type { AttemptRecord, Database } from "@hookline/store";
-import { attemptsAfter, lastAttemptId } from "@hookline/store";
+import type { AttemptFilter, AttemptRecord, Database } from "@hookline/store";
+import { attemptsAfter, lastAttemptId, matchesAttemptFilter } from "@hookline/store";
 import type { Kysely } from "kysely";
 
 /** Where the feed reads attempts from; `storeAttemptSource(db)` is the PostgreSQL one. */
@@ -13,12 +13,6 @@ export interface AttemptSource {
 /** Reads attempts from the store. */
 export function storeAttemptSource(db: Kysely<Database>): AttemptSource {
   return { lastId: () => lastAttemptId(db), after: (after, limit) => attemptsAfter(db, after, limit) };
-}
-
-export interface AttemptFilter {
-  tenantId: string;
-  endpointId: string;
-  eventId: string;
 }
 
 /**
@@ -159,7 +153,13 @@ class Subscription implements FeedSubscription {
   }
 
   offer(attempt: AttemptRecord): void {
-    if (this.closed || !this.live || !this.matches(attempt) || BigInt(attempt.id) <= this.floor) return;
+    if (
+      this.closed ||
+      !this.live ||
+      !matchesAttemptFilter(this.filter, attempt) ||
+      BigInt(attempt.id) <= this.floor
+    )
+      return;
     if (this.buffer.length >= this.limit) {
       this.failure = new FeedOverflowError(this.limit);
       this.close();
@@ -193,15 +193,6 @@ class Subscription implements FeedSubscription {
     } finally {
       this.close();
     }
-  }
-
-  private matches(attempt: AttemptRecord): boolean {
-    const f = this.filter;
-    return (
-      (f.tenantId === "" || f.tenantId === attempt.tenantId) &&
-      (f.endpointId === "" || f.endpointId === attempt.endpointId) &&
-      (f.eventId === "" || f.eventId === attempt.eventId)
-    );
   }
 
   private wakeReader(): void {

@@ -6,6 +6,7 @@ export {
   lastAttemptId,
   listAttempts,
   listAttemptsAfter,
+  matchesAttemptFilter,
   recordAttempts,
 } from "./attempts.js";
 export { type ConnectOptions, connectStore, type StoreConnection, type StoreLocation } from "./connect.js";
