@@ -2,9 +2,9 @@ import type { HooklineConfig } from "@hookline/config";
 import { createAddressPolicy } from "@hookline/delivery";
 import type { Infrastructure, Logger, Signal } from "@hookline/runtime";
 import { generateSecret } from "@hookline/signing";
+import { ping } from "@hookline/store";
 import { startApiServer } from "./api.js";
 import { AttemptFeed, storeAttemptSource } from "./attempt-feed.js";
-import { storeAnswers } from "./ecosystem/store-probe.js";
 import { createEmitBatcher } from "./emit-batcher.js";
 import { exitAfterCommits } from "./fault-exit.js";
 import type { ListeningServer } from "./server.js";
@@ -47,7 +47,7 @@ export async function startApiFromConfig(
       now,
       generateSecret: () => generateSecret(),
       ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
-      checkStore: () => storeAnswers(infra.store.db),
+      checkStore: () => ping(infra.store.db),
       log,
       ...(config.faultExitAfterCommit > 0 && {
         emitEvent: exitAfterCommits(createEmitBatcher(infra.store.db, now), config.faultExitAfterCommit),

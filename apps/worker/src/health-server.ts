@@ -1,7 +1,7 @@
 import http from "node:http";
 import type net from "node:net";
 import type { Infrastructure } from "@hookline/runtime";
-import { sql } from "kysely";
+import { ping } from "@hookline/store";
 
 /** Named readiness checks; each resolves true when its dependency answers. */
 export type ReadinessChecks = Record<string, () => Promise<boolean>>;
@@ -81,11 +81,7 @@ async function runChecks(checks: ReadinessChecks, timeoutMs: number): Promise<Re
 /** What a worker needs to do its job: the store answers, and the queue backend is connected. */
 export function workerReadiness(infra: Infrastructure): ReadinessChecks {
   return {
-    store: () =>
-      sql`select 1`.execute(infra.store.db).then(
-        () => true,
-        () => false,
-      ),
+    store: () => ping(infra.store.db),
     queue: () => infra.queueBackend.ping(),
   };
 }

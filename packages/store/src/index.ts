@@ -51,4 +51,5 @@ export { LOCK_KEYS, withTryLock } from "./locks.js";
 export { disableFailingEndpoints, purgeOlderThan, vacuumAnalyze } from "./maintenance.js";
 export { CHANNELS, type Listener, listen, notify } from "./notifications.js";
 export { InvalidPageTokenError } from "./page-token.js";
+export { ping } from "./ping.js";
 export type { AttemptTriggerValue, Database, DeliveryStatusValue, EndpointStatusValue } from "./schema.js";
