@@ -1,11 +1,18 @@
-import type { AttemptRecord, Database } from "@hookline/store";
-import { attemptsAfter, lastAttemptId } from "@hookline/store";
+import type { AttemptFilter, AttemptRecord, Database } from "@hookline/store";
+import { attemptsAfter, lastAttemptId, matchesAttemptFilter } from "@hookline/store";
 import type { Kysely } from "kysely";
 
-export interface AttemptFilter {
-  tenantId: string;
-  endpointId: string;
-  eventId: string;
+/** Where the feed reads attempts from; `storeAttemptSource(db)` is the PostgreSQL one. */
+export interface AttemptSource {
+  /** The id of the newest attempt ("0" when there is none). */
+  lastId(): Promise<string>;
+  /** Up to limit attempts with ids above after, in id order. */
+  after(after: string, limit: number): Promise<AttemptRecord[]>;
+}
+
+/** Reads attempts from the store. */
+export function storeAttemptSource(db: Kysely<Database>): AttemptSource {
+  return { lastId: () => lastAttemptId(db), after: (after, limit) => attemptsAfter(db, after, limit) };
 }
 
 /**
@@ -47,10 +54,10 @@ export class AttemptFeed {
   private poll: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly source: AttemptSource,
     private readonly options: { bufferLimit: number; safetyPollMs: number },
   ) {
-    this.started = lastAttemptId(db).then((id) => {
+    this.started = source.lastId().then((id) => {
       this.position = BigInt(id);
     });
   }
@@ -65,7 +72,7 @@ export class AttemptFeed {
     // An idle feed reads nothing, so its position may be old: catch it up, or a new stream that
     // asked for "only new attempts" would be handed ones recorded while nobody was watching.
     if (this.subscriptions.size === 0 && !this.reading) {
-      const latest = BigInt(await lastAttemptId(this.db));
+      const latest = BigInt(await this.source.lastId());
       if (this.subscriptions.size === 0 && !this.reading && latest > this.position) this.position = latest;
     }
     const subscription = new Subscription(filter, this.options.bufferLimit, signal, () => {
@@ -108,7 +115,7 @@ export class AttemptFeed {
     for (;;) {
       // A page never exceeds one subscriber's buffer, so a reader that keeps up never overflows.
       const pageSize = Math.min(1000, this.options.bufferLimit);
-      const page = await attemptsAfter(this.db, this.position.toString(), pageSize);
+      const page = await this.source.after(this.position.toString(), pageSize);
       // Broadcast synchronously with the position update, so a subscriber that joins between
       // pages starts exactly where the last delivered batch ended.
       for (const attempt of page) {
@@ -155,7 +162,13 @@ class Subscription implements FeedSubscription {
   }
 
   offer(attempt: AttemptRecord): void {
-    if (this.closed || !this.live || !this.matches(attempt) || BigInt(attempt.id) <= this.floor) return;
+    if (
+      this.closed ||
+      !this.live ||
+      !matchesAttemptFilter(this.filter, attempt) ||
+      BigInt(attempt.id) <= this.floor
+    )
+      return;
     const bytes = attemptBytes(attempt);
     if (this.buffer.length >= this.limit || this.bufferedBytes + bytes > LIVE_BUFFER_BYTES) {
       this.failure = new FeedOverflowError(
@@ -200,15 +213,6 @@ class Subscription implements FeedSubscription {
     } finally {
       this.close();
     }
-  }
-
-  private matches(attempt: AttemptRecord): boolean {
-    const f = this.filter;
-    return (
-      (f.tenantId === "" || f.tenantId === attempt.tenantId) &&
-      (f.endpointId === "" || f.endpointId === attempt.endpointId) &&
-      (f.eventId === "" || f.eventId === attempt.eventId)
-    );
   }
 
   private wakeReader(): void {

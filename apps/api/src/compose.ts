@@ -4,9 +4,11 @@ import type { HooklineConfig } from "@hookline/config";
 import { createAddressPolicy } from "@hookline/delivery";
 import type { Infrastructure, Logger, Signal } from "@hookline/runtime";
 import { generateSecret } from "@hookline/signing";
+import { ping } from "@hookline/store";
 import { startApiServer } from "./api.js";
-import { AttemptFeed } from "./attempt-feed.js";
-import { storeAnswers } from "./ecosystem/store-probe.js";
+import { AttemptFeed, storeAttemptSource } from "./attempt-feed.js";
+import { createEmitBatcher } from "./emit-batcher.js";
+import { exitAfterCommits } from "./fault-exit.js";
 import type { ListeningServer } from "./server.js";
 import { StreamLimiter } from "./stream-limiter.js";
 
@@ -35,10 +37,11 @@ export async function startApiFromConfig(
   signals: ApiSignals,
 ): Promise<ApiServer> {
   refuseOpenExposure(config);
-  const attemptFeed = new AttemptFeed(infra.store.db, {
+  const attemptFeed = new AttemptFeed(storeAttemptSource(infra.store.db), {
     bufferLimit: config.watchBufferLimit,
     safetyPollMs: config.watchPollIntervalMs,
   });
+  const now = () => new Date();
   const unsubscribe = signals.attempts.subscribe(() => attemptFeed.wake());
   const server = await startApiServer(
     {
@@ -50,14 +53,16 @@ export async function startApiFromConfig(
       addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
       maxDataBytes: config.maxDataBytes,
       maxEndpointsPerTenant: config.maxEndpointsPerTenant,
-      now: () => new Date(),
+      now,
       // Without a configured key, links last as long as this process (documented in the README).
       portalKey: config.portalKey ? Buffer.from(config.portalKey) : randomBytes(32),
       generateSecret: () => generateSecret(),
       ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
-      checkStore: () => storeAnswers(infra.store.db),
-      log: (message, fields) => log.error(message, fields),
-      faultExitAfterCommit: config.faultExitAfterCommit,
+      checkStore: () => ping(infra.store.db),
+      log,
+      ...(config.faultExitAfterCommit > 0 && {
+        emitEvent: exitAfterCommits(createEmitBatcher(infra.store.db, now), config.faultExitAfterCommit),
+      }),
     },
     { ...config.api, tokens: config.apiTokens, limits: config.connections, consoleDir: CONSOLE_DIR },
   );

@@ -1,6 +1,7 @@
 import type { AddressPolicy } from "@hookline/delivery";
 import type { DeliveryProducer } from "@hookline/queue";
-import type { Database } from "@hookline/store";
+import type { Logger } from "@hookline/runtime";
+import type { Database, EmitResult, NewEvent } from "@hookline/store";
 import type { Kysely } from "kysely";
 import type { AttemptFeed } from "./attempt-feed.js";
 import type { StreamLimiter } from "./stream-limiter.js";
@@ -29,7 +30,7 @@ export interface ApiDeps {
   onEndpointsChanged?: () => void;
   /** Whether the store answers now; gRPC health reports NOT_SERVING while it does not. */
   checkStore(): Promise<boolean>;
-  log(message: string, fields?: Record<string, unknown>): void;
-  /** TEST-ONLY (HOOKLINE_FAULT_EXIT_AFTER_COMMIT): exit after this many Emit commits, before the queue add. */
-  faultExitAfterCommit?: number;
+  log: Logger;
+  /** Commits an Emit; defaults to a group-committing batcher over `db`. */
+  emitEvent?: (event: NewEvent) => Promise<EmitResult>;
 }

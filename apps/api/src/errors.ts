@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BadRequestSchema } from "@hookline/contracts";
+import type { Logger } from "@hookline/runtime";
 import { InvalidSecretError } from "@hookline/signing";
 import {
   AlreadyExistsError,
@@ -15,10 +16,7 @@ import { InvalidArgumentError } from "./validate.js";
  * The one place where domain errors become gRPC status codes. Clients see a message naming the
  * field or the row, never SQL or a stack; anything unexpected is logged and answered INTERNAL.
  */
-export function toConnectError(
-  error: unknown,
-  log: (message: string, fields: Record<string, unknown>) => void,
-): ConnectError {
+export function toConnectError(error: unknown, log: Logger): ConnectError {
   if (error instanceof ConnectError) return asInvalidBody(error) ?? error;
   if (error instanceof InvalidArgumentError) return badRequest(error.field, error.message);
   if (error instanceof InvalidSecretError) return badRequest("secret", `secret ${error.message}`);
@@ -28,7 +26,9 @@ export function toConnectError(
   if (error instanceof QuotaExceededError) return new ConnectError(error.message, Code.ResourceExhausted);
   if (isConnectionError(error))
     return new ConnectError("the database is unavailable; try again", Code.Unavailable);
-  log("internal error", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  log.error("internal error", {
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
   return new ConnectError("internal error", Code.Internal);
 }
 
@@ -42,9 +42,7 @@ function badRequest(field: string, message: string): ConnectError {
   ]);
 }
 
-export function errorMappingInterceptor(
-  log: (message: string, fields: Record<string, unknown>) => void,
-): Interceptor {
+export function errorMappingInterceptor(log: Logger): Interceptor {
   return (next) => async (request) => {
     try {
       return await next(request);

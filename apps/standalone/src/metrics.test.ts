@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { emitEvent } from "@hookline/store";
 import { eventually, readTestSettings } from "@hookline/testkit";
 import { finalDeliveries, sharedTestService } from "./test-helpers.js";
 
@@ -48,9 +49,17 @@ test("/metrics counts deliveries by outcome, attempts by status class, durations
   assert.match(depth ?? "", / 5$/);
   assert.match(backlog, /hookline_oldest_pending_age_seconds\{queue="hookline-ep-[^"]+"\} \d/);
 
-  // The sweeper finds nothing stranded here (every pending delivery has its job).
+  // The sweeper finds nothing stranded here (every pending delivery has its job)...
   await shared.svc.service.worker.sweep();
   assert.equal(value(await scrape(), "hookline_sweeper_reenqueued_total"), 0);
+  // ...until a commit without its queue add (what a crash in between leaves) strands one.
+  await emitEvent(
+    shared.svc.service.infra.store.db,
+    { tenantId: "m", id: "stranded", eventType: "a", dataJson: "{}" },
+    new Date(Date.now() - 1000),
+  );
+  assert.equal(await shared.svc.service.worker.sweep(), 2, "one delivery per subscribed endpoint");
+  assert.equal(value(await scrape(), "hookline_sweeper_reenqueued_total"), 2);
 
   const controller = new AbortController();
   const stream = shared.svc.log

@@ -29,7 +29,7 @@ export async function startWorkerFromConfig(
     discoveryIntervalMs: config.queue.discoveryIntervalMs,
     idleCloseMs: config.queue.queueIdleMs,
     stalledAfterMs: config.queue.stalledAfterMs,
-    log: (message, fields) => log.info(message, fields),
+    log,
     ...hooks,
   });
   // Jobs this process adds (its retries; in the embedded service, every Emit) open their queues at once.

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type net from "node:net";
 import type { Infrastructure } from "@hookline/runtime";
-import { sql } from "kysely";
+import { ping } from "@hookline/store";
 
 /** Named readiness checks; each resolves true when its dependency answers. */
 export type ReadinessChecks = Record<string, () => Promise<boolean>>;
@@ -81,27 +81,7 @@ async function runChecks(checks: ReadinessChecks, timeoutMs: number): Promise<Re
 /** What a worker needs to do its job: the store answers, and the queue backend is connected. */
 export function workerReadiness(infra: Infrastructure): ReadinessChecks {
   return {
-    store: () =>
-      sql`select 1`.execute(infra.store.db).then(
-        () => true,
-        () => false,
-      ),
-    queue: () => queueAnswers(infra.queueBackend.queueConnection().connection),
+    store: () => ping(infra.store.db),
+    queue: () => infra.queueBackend.ping(),
   };
-}
-
-// The producers' shared connection: an ioredis client on Redis, a pg.Pool on BullMQ's PostgreSQL
-// backend. Neither type is exported by @hookline/queue, so they are told apart by shape.
-async function queueAnswers(connection: unknown): Promise<boolean> {
-  const redis = connection as { status?: unknown; ping?: () => Promise<string> };
-  if (typeof redis.ping === "function" && typeof redis.status === "string") {
-    // A Redis client that is not "ready" would queue the PING until it reconnects.
-    return redis.status === "ready" && (await redis.ping()) === "PONG";
-  }
-  const pool = connection as { query?: (text: string) => Promise<unknown> };
-  if (typeof pool.query === "function") {
-    await pool.query("select 1");
-    return true;
-  }
-  return false;
 }

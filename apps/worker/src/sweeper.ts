@@ -1,9 +1,31 @@
 import type { DeliveryProducer } from "@hookline/queue";
-import { type Database, findOverdueDeliveries, LOCK_KEYS, withTryLock } from "@hookline/store";
+import {
+  type Database,
+  findOverdueDeliveries,
+  LOCK_KEYS,
+  type OverdueDelivery,
+  withTryLock,
+} from "@hookline/store";
 import type { Kysely } from "kysely";
 
+/** The store calls a sweep makes (the SQL stays in @hookline/store). */
+export interface SweeperStore {
+  /** Runs fn unless another process is sweeping, in which case it resolves undefined. */
+  exclusively<T>(fn: () => Promise<T>): Promise<T | undefined>;
+  /** Pending deliveries whose due attempt is older than dueBefore, oldest first. */
+  findOverdue(dueBefore: Date, limit: number): Promise<OverdueDelivery[]>;
+}
+
+/** The sweeper's store on PostgreSQL: an advisory lock and one query. */
+export function sweeperStore(db: Kysely<Database>): SweeperStore {
+  return {
+    exclusively: (fn) => withTryLock(db, LOCK_KEYS.sweeper, fn),
+    findOverdue: (dueBefore, limit) => findOverdueDeliveries(db, dueBefore, limit),
+  };
+}
+
 export interface SweeperDeps {
-  db: Kysely<Database>;
+  store: SweeperStore;
   producer: Pick<DeliveryProducer, "enqueue" | "hasJob">;
   now(): number;
   /** How overdue a pending delivery must be before it counts as stranded. */
@@ -17,12 +39,8 @@ export interface SweeperDeps {
  * Returns how many it re-enqueued, or undefined when another process holds the sweep.
  */
 export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> {
-  return withTryLock(deps.db, LOCK_KEYS.sweeper, async () => {
-    const overdue = await findOverdueDeliveries(
-      deps.db,
-      new Date(deps.now() - deps.graceMs),
-      deps.batchSize ?? 500,
-    );
+  return deps.store.exclusively(async () => {
+    const overdue = await deps.store.findOverdue(new Date(deps.now() - deps.graceMs), deps.batchSize ?? 500);
     const stranded = [];
     for (const delivery of overdue) {
       const attemptNumber = delivery.attemptCount + 1;

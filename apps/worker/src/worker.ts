@@ -3,6 +3,7 @@ import type { HttpClient, RetryPolicy } from "@hookline/delivery";
 import { type HooklineMetrics, statusClassOf } from "@hookline/metrics";
 import type { FedQueue, QueueBackend } from "@hookline/queue";
 import { DeliveryConsumer, type DeliveryProducer } from "@hookline/queue";
+import type { Logger } from "@hookline/runtime";
 import {
   type AttemptResult,
   cancelDeliveries,
@@ -16,7 +17,7 @@ import { watchDemand } from "./demand.js";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
 import { oneAtATime } from "./one-at-a-time.js";
 import { processDelivery } from "./process-delivery.js";
-import { sweepOnce } from "./sweeper.js";
+import { sweeperStore, sweepOnce } from "./sweeper.js";
 
 export interface WorkerDeps {
   db: Kysely<Database>;
@@ -36,7 +37,7 @@ export interface WorkerDeps {
   stalledAfterMs?: number;
   now?: () => number;
   random?: () => number;
-  log?: (message: string, fields?: Record<string, unknown>) => void;
+  log?: Logger;
   /** Called after each batch of attempts is committed (an in-process api streams them). */
   onAttemptsRecorded?: () => void;
   metrics?: HooklineMetrics;
@@ -58,7 +59,7 @@ export interface RunningWorker {
 
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const now = deps.now ?? Date.now;
-  const log = deps.log ?? (() => {});
+  const log = deps.log ?? SILENT;
   const loader = new Batcher<string, DeliveryWork | undefined>(
     async (ids) => {
       const rows = new Map((await loadDeliveryWork(deps.db, ids)).map((work) => [work.id, work]));
@@ -96,7 +97,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       idleCloseMs: deps.idleCloseMs ?? 2000,
       turnMs: 2000,
       stalledAfterMs: deps.stalledAfterMs ?? 15_000,
-      onError: (error, queue) => log("queue error", { queue, error: error.message }),
+      onError: (error, queue) => log.error("queue error", { queue, error: error.message }),
       now,
     },
   );
@@ -106,38 +107,46 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     consumer,
     now,
     intervalMs: deps.discoveryIntervalMs,
-    onError: (error) => log("discovery failed", { error: error.message }),
+    onError: (error) => log.warn("discovery failed", { error: error.message }),
   });
   const discover = async () => {
     await demand.scan();
     await consumer.ready();
   };
+  const sweepStore = sweeperStore(deps.db);
   const sweeps = oneAtATime(async () => {
     const count = await sweepOnce({
-      db: deps.db,
+      store: sweepStore,
       producer: deps.producer,
       now,
       graceMs: deps.sweeper.graceMs,
     });
-    if (count) log("sweeper re-enqueued stranded deliveries", { count });
+    if (count) {
+      deps.metrics?.sweeperReenqueued.inc(count);
+      log.info("sweeper re-enqueued stranded deliveries", { count });
+    }
     return count;
   });
 
   const maintenance = oneAtATime(async () => {
     const result = await maintainOnce({ db: deps.db, now, ...deps.maintenance });
-    for (const endpoint of result?.disabled ?? []) log("endpoint disabled after failing too long", endpoint);
-    if (result?.purged) log("retention purged old rows", { rows: result.purged });
+    for (const endpoint of result?.disabled ?? [])
+      log.warn("endpoint disabled after failing too long", endpoint);
+    if (result?.purged) log.info("retention purged old rows", { rows: result.purged });
     return result;
   });
 
   await discover();
   const timers = [
     setInterval(
-      () => sweeps.tick()?.catch((error: Error) => log("sweep failed", { error: error.message })),
+      () => sweeps.tick()?.catch((error: Error) => log.error("sweep failed", { error: error.message })),
       deps.sweeper.intervalMs,
     ),
     setInterval(
-      () => maintenance.tick()?.catch((error: Error) => log("maintenance failed", { error: error.message })),
+      () =>
+        maintenance
+          .tick()
+          ?.catch((error: Error) => log.error("maintenance failed", { error: error.message })),
       deps.maintenance.intervalMs,
     ),
   ];
@@ -162,6 +171,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     },
   };
 }
+
+const SILENT: Logger = { info() {}, warn() {}, error() {} };
 
 function countRecorded(
   metrics: HooklineMetrics,

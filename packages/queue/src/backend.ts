@@ -1,11 +1,5 @@
 import type { RedisOptions } from "@hookline/config";
-import {
-  type BackendFactory,
-  createPostgresBackend,
-  type IQueueBackend,
-  type PostgresConnectionOptions,
-  runMigrations,
-} from "bullmq";
+import { type PostgresConnectionOptions, runMigrations } from "bullmq";
 import { Redis } from "ioredis";
 import pg from "pg";
 
@@ -19,12 +13,7 @@ export type QueueBackendOptions =
       pollIntervalMs: number;
     };
 
-/** The pieces every Queue and Worker of one process needs, built once and shared. */
-export interface QueueBackend {
-  readonly kind: "redis" | "postgres";
-  readonly factory: BackendFactory<IQueueBackend, unknown> | undefined;
-  /** Options for a producer Queue (shares one connection across all queues). */
-  queueConnection(): { connection: unknown; prefix?: string };
+interface BackendCommon {
   /**
    * Counts the shared connection's (re)connections. A Redis without persistence may come back
    * empty, without the per-queue settings; producers re-apply them when this changes.
@@ -32,10 +21,31 @@ export interface QueueBackend {
   connectionGeneration(): number;
   /** Called after the shared connection (re)connects: settings kept in the queues may be gone. */
   onReconnect(listener: () => void): void;
-  /** Options for a Worker (BullMQ adds its own blocking connection). */
-  workerConnection(): { connection: unknown; prefix?: string; drainDelay?: number };
+  /** Whether the backend answers now (a Redis that is reconnecting does not). */
+  ping(): Promise<boolean>;
   close(): Promise<void>;
 }
+
+/** Queues on Redis: every Queue and Worker shares one ioredis client (BullMQ adds blocking ones). */
+export interface RedisBackend extends BackendCommon {
+  readonly kind: "redis";
+  readonly connection: Redis;
+  readonly prefix: string;
+}
+
+/** Queues on BullMQ's PostgreSQL backend, in schema `bullmq` of the store's database. */
+export interface PostgresBackend extends BackendCommon {
+  readonly kind: "postgres";
+  /** Producers' Queues share this small pool. */
+  readonly pool: pg.Pool;
+  /** Each Worker gets its own pool and LISTEN client from this configuration. */
+  readonly workerConnection: PostgresConnectionOptions;
+  /** How long an idle Worker waits between polls (NOTIFY does not reach embedded PGlite). */
+  readonly drainDelaySeconds: number;
+}
+
+/** The pieces every Queue and Worker of one process needs, built once and shared. */
+export type QueueBackend = RedisBackend | PostgresBackend;
 
 const PG_SCHEMA = "bullmq";
 
@@ -57,12 +67,12 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     });
     return {
       kind: "redis",
-      factory: undefined,
+      connection: shared,
+      prefix: options.prefix,
       connectionGeneration: () => generation,
       onReconnect: (listener) => reconnectListeners.push(listener),
-      queueConnection: () => ({ connection: shared, prefix: options.prefix }),
-      // Workers share the main connection; BullMQ gives each its own blocking one.
-      workerConnection: () => ({ connection: shared, prefix: options.prefix }),
+      // A client that is not "ready" would queue the PING until it reconnects.
+      ping: async () => shared.status === "ready" && (await shared.ping()) === "PONG",
       close: async () => {
         shared.disconnect();
       },
@@ -83,16 +93,17 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
   const workerConfig: PostgresConnectionOptions = { ...(pgConfig as object), schema: PG_SCHEMA, max: 2 };
   return {
     kind: "postgres",
-    factory: createPostgresBackend as BackendFactory<IQueueBackend, unknown>,
+    pool: sharedPool,
+    workerConnection: workerConfig,
+    // NOTIFY reaches a worker on real PostgreSQL; on embedded PGlite it does not, so poll.
+    drainDelaySeconds: options.embedded ? options.pollIntervalMs / 1000 : 5,
     // PostgreSQL keeps the queues' settings across restarts.
     connectionGeneration: () => 0,
     onReconnect: () => {},
-    queueConnection: () => ({ connection: sharedPool }),
-    workerConnection: () => ({
-      connection: workerConfig,
-      // NOTIFY reaches a worker on real PostgreSQL; on embedded PGlite it does not, so poll.
-      drainDelay: options.embedded ? options.pollIntervalMs / 1000 : 5,
-    }),
+    ping: async () => {
+      await sharedPool.query("select 1");
+      return true;
+    },
     close: () => sharedPool.end(),
   };
 }

@@ -1,5 +1,6 @@
-import { type Job, Queue, Worker } from "bullmq";
+import type { Job, Queue, Worker } from "bullmq";
 import type { QueueBackend } from "./backend.js";
+import { openQueueHandle, openWorker } from "./handles.js";
 import { writeQueueLimits } from "./limits.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
@@ -252,7 +253,8 @@ export class DeliveryConsumer {
 
   private start(item: QueueDemand): void {
     const now = this.now();
-    const worker = new Worker<DeliveryJobData>(
+    const worker = openWorker<DeliveryJobData>(
+      this.backend,
       item.queue,
       async (job: Job<DeliveryJobData>) => {
         const entry = this.open.get(item.queue);
@@ -270,15 +272,13 @@ export class DeliveryConsumer {
         }
       },
       {
-        ...(this.backend.workerConnection() as object),
         concurrency: item.limits.maxInFlight,
         lockDuration: this.options.stalledAfterMs,
         stalledInterval: Math.round(this.options.stalledAfterMs / 2),
         maxStalledCount: 5,
         // Opened only after its limits are written (below), so no job runs without them.
         autorun: false,
-      } as never,
-      this.backend.factory as never,
+      },
     );
     worker.on("error", (error) => this.options.onError?.(error, item.queue));
     const entry: OpenQueue = {
@@ -323,7 +323,7 @@ export class DeliveryConsumer {
   /** Writes a queue's limits into the queue; resolves to the connection generation written in. */
   private async writeLimits(name: string, limits: QueueLimits): Promise<number> {
     const generation = this.backend.connectionGeneration();
-    const queue = new Queue(name, this.backend.queueConnection() as never, this.backend.factory as never);
+    const queue = openQueueHandle<DeliveryJobData>(this.backend, name);
     queue.on("error", () => {});
     this.limitWriter.push(queue);
     try {

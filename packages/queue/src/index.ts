@@ -1,4 +1,10 @@
-export { openQueueBackend, type QueueBackend, type QueueBackendOptions } from "./backend.js";
+export {
+  openQueueBackend,
+  type PostgresBackend,
+  type QueueBackend,
+  type QueueBackendOptions,
+  type RedisBackend,
+} from "./backend.js";
 export {
   type ConsumerOptions,
   DeliveryConsumer,

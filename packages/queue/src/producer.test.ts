@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { connectStore, deliveryIdFor, type StoreConnection } from "@hookline/store";
 import { createTestBackend, readTestSettings, type TestBackend } from "@hookline/testkit";
-import { Queue } from "bullmq";
+import { openQueueHandle } from "./handles.js";
 import {
   DeliveryProducer,
   type FedQueue,
@@ -42,11 +42,7 @@ test("adding the same delivery twice (and concurrently) adds one job, carrying i
   const item = { deliveryId, tenantId: "t", endpointId: "acct:7", attemptNumber: 1, delayMs: 60_000 };
   await Promise.all([producer.enqueue([item]), producer.enqueue([item])]);
   await producer.enqueue([item]);
-  const queue = new Queue(
-    routing.queueOf({ tenantId: "t", endpointId: "acct:7" }),
-    queues.queueConnection() as never,
-    queues.factory as never,
-  );
+  const queue = openQueueHandle(queues, routing.queueOf({ tenantId: "t", endpointId: "acct:7" }));
   try {
     const jobs = await queue.getJobs(["delayed", "waiting"]);
     assert.deepEqual(

@@ -1,6 +1,7 @@
 import { Batcher } from "@hookline/batching";
-import { Queue } from "bullmq";
+import type { Queue } from "bullmq";
 import type { QueueBackend } from "./backend.js";
+import { openQueueHandle } from "./handles.js";
 import { writeQueueLimits } from "./limits.js";
 import { type DeliveryJobData, type EndpointRef, jobIdFor, type QueueRouting } from "./routing.js";
 
@@ -133,11 +134,7 @@ export class DeliveryProducer {
     if (handle) {
       this.queues.delete(name); // most recently used last: the oldest is closed first
     } else {
-      const queue = new Queue<DeliveryJobData>(
-        name,
-        this.backend.queueConnection() as never,
-        this.backend.factory as never,
-      );
+      const queue = openQueueHandle<DeliveryJobData>(this.backend, name);
       queue.on("error", () => {});
       handle = { queue, users: 0 };
     }

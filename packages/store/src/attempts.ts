@@ -135,11 +135,22 @@ export async function recordAttempts(
   });
 }
 
+/** Which attempts to list or stream; an unset or empty field matches any value. */
 export interface AttemptFilter {
   tenantId?: string;
   eventId?: string;
   endpointId?: string;
   deliveryId?: string;
+}
+
+/** The filter applied to one attempt in memory (a live stream); the same rule as the queries below. */
+export function matchesAttemptFilter(filter: AttemptFilter, attempt: AttemptRecord): boolean {
+  return (
+    (!filter.tenantId || filter.tenantId === attempt.tenantId) &&
+    (!filter.eventId || filter.eventId === attempt.eventId) &&
+    (!filter.endpointId || filter.endpointId === attempt.endpointId) &&
+    (!filter.deliveryId || filter.deliveryId === attempt.deliveryId)
+  );
 }
 
 export async function listAttempts(

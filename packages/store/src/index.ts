@@ -6,6 +6,7 @@ export {
   lastAttemptId,
   listAttempts,
   listAttemptsAfter,
+  matchesAttemptFilter,
   recordAttempts,
 } from "./attempts.js";
 export { type ConnectOptions, connectStore, type StoreConnection, type StoreLocation } from "./connect.js";
@@ -51,4 +52,5 @@ export { LOCK_KEYS, withTryLock } from "./locks.js";
 export { disableFailingEndpoints, purgeOlderThan, vacuumAnalyze } from "./maintenance.js";
 export { CHANNELS, type Listener, listen, notify } from "./notifications.js";
 export { InvalidPageTokenError } from "./page-token.js";
+export { ping } from "./ping.js";
 export type { AttemptTriggerValue, Database, DeliveryStatusValue, EndpointStatusValue } from "./schema.js";

@@ -8,8 +8,7 @@ import { createEmitBatcher } from "../emit-batcher.js";
 import { jsonText, optionalHeaderId, requireEventType, requireId } from "../validate.js";
 
 export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
-  let commits = 0;
-  const emitEvent = createEmitBatcher(deps.db, deps.now);
+  const emitEvent = deps.emitEvent ?? createEmitBatcher(deps.db, deps.now);
   return {
     async emit(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
@@ -18,8 +17,6 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
       const eventType = requireEventType("event_type", req.eventType);
       const dataJson = jsonText("data_json", req.dataJson, deps.maxDataBytes);
       const result = await emitEvent({ tenantId, id: eventId, eventType, dataJson });
-      // TEST-ONLY fault injection: die inside the commit-to-queue window (the fault tests use it).
-      if (deps.faultExitAfterCommit && ++commits >= deps.faultExitAfterCommit) process.exit(137);
       // After the commit: the store is the truth, the queue a pointer into it. Should this add fail
       // or the process die here, the sweeper finds the pending deliveries and enqueues them.
       // Duplicates are enqueued again too: job ids make that harmless, and it heals a lost add.
@@ -34,7 +31,7 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
           })),
         )
         .catch((error: unknown) =>
-          deps.log("enqueue failed; the sweeper will retry", {
+          deps.log.warn("enqueue failed; the sweeper will retry", {
             eventId,
             error: error instanceof Error ? error.message : String(error),
           }),

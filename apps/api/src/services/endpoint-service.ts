@@ -126,7 +126,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
             { maxInFlight: record.maxInFlight, ratePerSecond: record.rateLimitPerSecond },
           )
           .catch((error: unknown) =>
-            deps.log("could not write an endpoint's new limits into its queue yet", {
+            deps.log.warn("could not write an endpoint's new limits into its queue yet", {
               endpointId: id,
               error: error instanceof Error ? error.message : String(error),
             }),
@@ -143,7 +143,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       // The store cancelled its pending deliveries; the queue's jobs and settings go too. Should
       // this fail, what is left is harmless: the jobs find their deliveries cancelled.
       await deps.producer.discard({ tenantId, endpointId }).catch((error: unknown) =>
-        deps.log("could not remove a deleted endpoint's queue", {
+        deps.log.warn("could not remove a deleted endpoint's queue", {
           endpointId,
           error: error instanceof Error ? error.message : String(error),
         }),

@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { AttemptOutcome } from "@hookline/delivery";
+import type { EnqueueItem } from "@hookline/queue";
+import { generateSecret } from "@hookline/signing";
+import type { AttemptResult, DeliveryWork } from "@hookline/store";
+import { type DeliveryDeps, processDelivery } from "./process-delivery.js";
+
+// Fakes of our own interfaces only (store calls, producer, HTTP client): no servers, milliseconds.
+const NOW = Date.parse("2026-01-01T00:00:00Z");
+
+const endpoint = {
+  url: "https://example.test/hook",
+  secret: generateSecret(),
+  previousSecrets: [],
+  status: "enabled" as const,
+};
+
+function work(overrides: Partial<DeliveryWork> = {}): DeliveryWork {
+  return {
+    id: "dlv_1",
+    tenantId: "t",
+    eventId: "evt_1",
+    endpointId: "ep",
+    status: "pending",
+    attemptCount: 0,
+    nextAttemptAt: new Date(NOW),
+    eventType: "order.paid",
+    dataJson: "{}",
+    eventCreatedAt: new Date(NOW - 1000),
+    endpoint,
+    ...overrides,
+  };
+}
+
+function harness(delivery: DeliveryWork | undefined, answer: AttemptOutcome) {
+  const recorded: AttemptResult[] = [];
+  const enqueued: EnqueueItem[] = [];
+  const cancelled: string[] = [];
+  const posted: string[] = [];
+  const deps: DeliveryDeps = {
+    loadWork: async () => delivery,
+    recordAttempt: async (result) => {
+      recorded.push(result);
+      return "1";
+    },
+    cancel: async (id) => {
+      cancelled.push(id);
+    },
+    producer: {
+      enqueue: async (items) => {
+        enqueued.push(...items);
+      },
+    },
+    http: {
+      post: async (request) => {
+        posted.push(request.url);
+        return answer;
+      },
+      close: async () => {},
+    },
+    retry: { scheduleMs: [5000, 60_000], jitter: 0 },
+    now: () => NOW,
+    random: () => 0.5,
+  };
+  return { deps, recorded, enqueued, cancelled, posted };
+}
+
+const ok: AttemptOutcome = {
+  kind: "response",
+  status: 200,
+  body: "ok",
+  retryAfterMs: undefined,
+  durationMs: 12,
+};
+const unavailable: AttemptOutcome = { ...ok, status: 503, body: "busy" };
+const gone: AttemptOutcome = { ...ok, status: 410, body: "" };
+
+test("a 2xx records the delivery as delivered and schedules nothing", async () => {
+  const h = harness(work(), ok);
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
+  assert.deepEqual(h.posted, ["https://example.test/hook"]);
+  assert.equal(h.recorded.length, 1);
+  assert.equal(h.recorded[0]?.deliveryStatus, "delivered");
+  assert.equal(h.recorded[0]?.attemptNumber, 1);
+  assert.equal(h.recorded[0]?.responseStatus, 200);
+  assert.equal(h.recorded[0]?.trigger, "scheduled");
+  assert.deepEqual(h.enqueued, []);
+});
+
+test("a failure schedules the next attempt after the scheduled wait, with the next attempt number", async () => {
+  const h = harness(work({ attemptCount: 1 }), unavailable);
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 2 });
+  assert.equal(h.recorded[0]?.deliveryStatus, "pending");
+  assert.equal(h.recorded[0]?.attemptNumber, 2);
+  assert.deepEqual(h.recorded[0]?.nextAttemptAt, new Date(NOW + 60_000));
+  assert.deepEqual(h.enqueued, [
+    { deliveryId: "dlv_1", tenantId: "t", endpointId: "ep", attemptNumber: 3, delayMs: 60_000 },
+  ]);
+});
+
+test("a failure with no attempts left fails the delivery", async () => {
+  const h = harness(work({ attemptCount: 2 }), unavailable);
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 3 });
+  assert.equal(h.recorded[0]?.deliveryStatus, "failed");
+  assert.equal(h.recorded[0]?.nextAttemptAt, null);
+  assert.deepEqual(h.enqueued, []);
+});
+
+test("410 Gone cancels the delivery and asks the store to disable the endpoint", async () => {
+  const h = harness(work(), gone);
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
+  assert.equal(h.recorded[0]?.deliveryStatus, "cancelled");
+  assert.equal(h.recorded[0]?.disableEndpointReason, "the endpoint answered 410 Gone");
+  assert.deepEqual(h.enqueued, []);
+});
+
+test("a stale job sends nothing and makes sure the due attempt has its job", async () => {
+  const h = harness(work({ attemptCount: 2, nextAttemptAt: new Date(NOW + 7000) }), ok);
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
+  assert.deepEqual(h.posted, []);
+  assert.deepEqual(h.recorded, []);
+  assert.deepEqual(h.enqueued, [
+    { deliveryId: "dlv_1", tenantId: "t", endpointId: "ep", attemptNumber: 3, delayMs: 7000 },
+  ]);
+});
+
+test("a job ahead of the store, or for a finished delivery, does nothing", async () => {
+  for (const [delivery, attemptNumber] of [
+    [work(), 2],
+    [work({ status: "delivered" }), 1],
+    [undefined, 1],
+  ] as const) {
+    const h = harness(delivery, ok);
+    await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber });
+    assert.deepEqual([h.posted, h.recorded, h.enqueued, h.cancelled], [[], [], [], []]);
+  }
+});
+
+test("a manual attempt that fails is one attempt: no retry is scheduled", async () => {
+  const h = harness(work({ status: "pending", attemptCount: 3 }), unavailable);
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 4, manual: true });
+  assert.equal(h.recorded[0]?.trigger, "manual");
+  assert.equal(h.recorded[0]?.deliveryStatus, "failed");
+  assert.deepEqual(h.enqueued, []);
+});
+
+test("a disabled or deleted endpoint cancels the delivery without a request", async () => {
+  for (const gone of [{ ...endpoint, status: "disabled" as const }, undefined]) {
+    const h = harness(work({ endpoint: gone }), ok);
+    await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
+    assert.deepEqual(h.posted, []);
+    assert.deepEqual(h.cancelled, ["dlv_1"]);
+    assert.deepEqual(h.recorded, []);
+  }
+});
+
+test("an attempt already recorded elsewhere schedules no second retry", async () => {
+  const h = harness(work(), unavailable);
+  h.deps.recordAttempt = async () => undefined;
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
+  assert.deepEqual(h.enqueued, []);
+});

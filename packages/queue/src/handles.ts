@@ -1,0 +1,35 @@
+import { createPostgresBackend, type Processor, Queue, Worker, type WorkerOptions } from "bullmq";
+import type { QueueBackend } from "./backend.js";
+
+// BullMQ types a Queue or Worker by its backend; Hookline uses only the surface both backends
+// share, so the PostgreSQL handles are presented under the default (Redis-typed) class here, once.
+
+/** A producer-side handle on one queue, over the backend's shared connection. */
+export function openQueueHandle<T>(backend: QueueBackend, name: string): Queue<T> {
+  if (backend.kind === "redis")
+    return new Queue<T>(name, { connection: backend.connection, prefix: backend.prefix });
+  return new Queue(name, { connection: backend.pool }, createPostgresBackend) as unknown as Queue<T>;
+}
+
+/** A Worker on one queue (created with autorun as given; BullMQ adds its own blocking connection). */
+export function openWorker<T>(
+  backend: QueueBackend,
+  name: string,
+  processor: Processor<T>,
+  options: Omit<WorkerOptions, "connection" | "prefix" | "drainDelay">,
+): Worker<T> {
+  if (backend.kind === "redis") {
+    // Workers share the main connection; BullMQ gives each its own blocking one.
+    return new Worker<T>(name, processor, {
+      ...options,
+      connection: backend.connection,
+      prefix: backend.prefix,
+    });
+  }
+  return new Worker(
+    name,
+    processor,
+    { ...options, connection: backend.workerConnection, drainDelay: backend.drainDelaySeconds },
+    createPostgresBackend,
+  ) as unknown as Worker<T>;
+}
