@@ -160,39 +160,52 @@ export function durationMs(field: string, value: { seconds: bigint; nanos: numbe
 export const MAX_IN_FLIGHT_LIMIT = 1000;
 export const MAX_RATE_PER_SECOND = 10_000;
 
+/** An endpoint limit's rule: which values are valid, said in words, and what 0 means on update. */
+interface LimitRule {
+  valid(value: number): boolean;
+  range: string;
+  zeroMeans: string;
+}
+
+const IN_FLIGHT: LimitRule = {
+  valid: (v) => Number.isInteger(v) && v >= 1 && v <= MAX_IN_FLIGHT_LIMIT,
+  range: `from 1 to ${MAX_IN_FLIGHT_LIMIT}`,
+  zeroMeans: "the service default",
+};
+
+const RATE: LimitRule = {
+  valid: (v) => Number.isFinite(v) && v > 0 && v <= MAX_RATE_PER_SECOND,
+  range: `above 0 and at most ${MAX_RATE_PER_SECOND}`,
+  zeroMeans: "no limit",
+};
+
 /**
- * An endpoint's in-flight cap: 1 to 1000. On update, 0 returns to the service default (null);
- * undefined leaves it as it is.
+ * An endpoint limit: undefined leaves it as it is; on update (zeroClears), 0 returns it to its
+ * default (null); anything else must be in range.
  */
-export function maxInFlight(
+function endpointLimit(
+  rule: LimitRule,
   field: string,
   value: number | undefined,
   zeroClears: boolean,
 ): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === 0 && zeroClears) return null;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_IN_FLIGHT_LIMIT) {
+  if (!rule.valid(value)) {
     throw new InvalidArgumentError(
       field,
-      `must be from 1 to ${MAX_IN_FLIGHT_LIMIT}${zeroClears ? " (0 for the service default)" : ""}`,
+      `must be ${rule.range}${zeroClears ? ` (0 for ${rule.zeroMeans})` : ""}`,
     );
   }
   return value;
 }
 
-/** An endpoint's rate limit in attempts per second: above 0, at most 10000. On update, 0 removes it (null). */
-export function ratePerSecond(
-  field: string,
-  value: number | undefined,
-  zeroClears: boolean,
-): number | null | undefined {
-  if (value === undefined) return undefined;
-  if (value === 0 && zeroClears) return null;
-  if (!Number.isFinite(value) || value <= 0 || value > MAX_RATE_PER_SECOND) {
-    throw new InvalidArgumentError(
-      field,
-      `must be above 0 and at most ${MAX_RATE_PER_SECOND}${zeroClears ? " (0 for no limit)" : ""}`,
-    );
-  }
-  return value;
+/** An endpoint's in-flight cap: 1 to 1000 (0 on update: the service default). */
+export function maxInFlight(field: string, value: number | undefined, zeroClears: boolean) {
+  return endpointLimit(IN_FLIGHT, field, value, zeroClears);
+}
+
+/** An endpoint's rate limit in attempts per second: above 0, at most 10000 (0 on update: none). */
+export function ratePerSecond(field: string, value: number | undefined, zeroClears: boolean) {
+  return endpointLimit(RATE, field, value, zeroClears);
 }
