@@ -87,7 +87,9 @@ test("a subscriber that falls more than its buffer behind is ended with FeedOver
     })(),
     FeedOverflowError,
   );
-  assert.deepEqual(seen, ["1", "2"], "what was buffered is handed over before the error");
+  // The buffer is freed at the overflow, not when the stalled client goes: it resumes from the
+  // last attempt it was sent, so nothing is lost.
+  assert.deepEqual(seen, []);
   assert.equal(feed.openStreams, 0);
 });
 
