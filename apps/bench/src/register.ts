@@ -69,13 +69,16 @@ export async function registerEndpoints(
   };
 
   let limit = plan.count;
+  // What the process holds before any endpoint: the projection counts only what endpoints add.
+  const baseline = readProcess(guard.pid);
   let stoppedBecause = await createUpTo(Math.min(PROBE, plan.count));
   if (!stoppedBecause && plan.count > PROBE) {
     await waitSettled([guard.pid], 3_000, 30_000);
     const probe = readProcess(guard.pid);
     const perEndpoint = {
-      connections: (probe.redis + probe.postgres) / endpoints.length,
-      fds: probe.fds / endpoints.length,
+      connections:
+        Math.max(0, probe.redis + probe.postgres - baseline.redis - baseline.postgres) / endpoints.length,
+      fds: Math.max(0, probe.fds - baseline.fds) / endpoints.length,
     };
     const affordable = Math.floor(
       Math.min(guard.maxConnections / perEndpoint.connections, guard.maxFds / perEndpoint.fds),
