@@ -51,7 +51,8 @@ function machineCpuSeconds(): number {
   }
 }
 
-function cpuSecondsOf(pid: number): number {
+/** CPU seconds (user + system) one process has used so far; 0 once it is gone. */
+export function cpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name may hold spaces and parentheses: the fields start after the last ')'.

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { cpuSecondsOf } from "./cpu.js";
 
 // What one process holds, from /proc (Linux): TCP connections by the server they go to, resident
 // memory, open descriptors and CPU time. Elsewhere every reading is zero.
 
-const TICKS_PER_SECOND = 100; // USER_HZ
 const REDIS_PORT = 6379;
 const POSTGRES_PORT = 5432;
 
@@ -153,16 +153,6 @@ function rssOf(pid: number): number {
   try {
     const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return match?.[1] ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function cpuSecondsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
   } catch {
     return 0;
   }
