@@ -100,6 +100,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       onError: (error, queue) => log.error("queue error", { queue, error: error.message }),
       now,
     },
+    deps.producer,
   );
   const demand = watchDemand({
     db: deps.db,

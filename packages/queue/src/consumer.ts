@@ -1,7 +1,6 @@
-import type { Job, Queue, Worker } from "bullmq";
+import type { Job, Worker } from "bullmq";
 import type { QueueBackend } from "./backend.js";
-import { openQueueHandle, openWorker } from "./handles.js";
-import { writeQueueLimits } from "./limits.js";
+import { openWorker } from "./handles.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
 export type DeliveryProcessor = (job: DeliveryJobData, queueName: string) => Promise<void>;
@@ -62,7 +61,6 @@ export class DeliveryConsumer {
   /** Due later: opened by the timer. */
   private readonly later = new Map<string, QueueDemand>();
   private readonly closing = new Set<Promise<void>>();
-  private readonly limitWriter: Queue<DeliveryJobData>[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly reaper: NodeJS.Timeout;
   private closed = false;
@@ -72,6 +70,8 @@ export class DeliveryConsumer {
     private readonly backend: QueueBackend,
     private readonly processor: DeliveryProcessor,
     private readonly options: ConsumerOptions,
+    /** Writes a queue's limits into it (the producer, whose queue handles are already open). */
+    private readonly limits: { writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> },
   ) {
     this.now = options.now ?? Date.now;
     this.reaper = setInterval(
@@ -167,7 +167,6 @@ export class DeliveryConsumer {
     this.later.clear();
     for (const name of [...this.open.keys()]) this.release(name);
     while (this.closing.size > 0) await Promise.allSettled([...this.closing]);
-    await Promise.allSettled(this.limitWriter.splice(0).map((q) => q.close()));
   }
 
   private addLater(item: QueueDemand): void {
@@ -323,16 +322,8 @@ export class DeliveryConsumer {
   /** Writes a queue's limits into the queue; resolves to the connection generation written in. */
   private async writeLimits(name: string, limits: QueueLimits): Promise<number> {
     const generation = this.backend.connectionGeneration();
-    const queue = openQueueHandle<DeliveryJobData>(this.backend, name);
-    queue.on("error", () => {});
-    this.limitWriter.push(queue);
-    try {
-      await writeQueueLimits(queue, limits);
-      return generation;
-    } finally {
-      this.limitWriter.splice(this.limitWriter.indexOf(queue), 1);
-      await queue.close();
-    }
+    await this.limits.writeQueueLimits(name, limits);
+    return generation;
   }
 
   /** Closes a queue's Worker; in-flight attempts finish first. */

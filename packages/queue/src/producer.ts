@@ -3,7 +3,13 @@ import type { Queue } from "bullmq";
 import type { QueueBackend } from "./backend.js";
 import { openQueueHandle } from "./handles.js";
 import { writeQueueLimits } from "./limits.js";
-import { type DeliveryJobData, type EndpointRef, jobIdFor, type QueueRouting } from "./routing.js";
+import {
+  type DeliveryJobData,
+  type EndpointRef,
+  jobIdFor,
+  type QueueLimits,
+  type QueueRouting,
+} from "./routing.js";
 
 /** One job to add: a delivery's attempt, due after delayMs. */
 export interface EnqueueItem extends EndpointRef {
@@ -108,9 +114,12 @@ export class DeliveryProducer {
     own: { maxInFlight: number | null; ratePerSecond: number | null },
   ): Promise<void> {
     if (this.routing.lanes > 0) return;
-    await this.using(this.routing.queueOf(endpoint), (queue) =>
-      writeQueueLimits(queue, this.routing.limitsOf(own)),
-    );
+    await this.writeQueueLimits(this.routing.queueOf(endpoint), this.routing.limitsOf(own));
+  }
+
+  /** Writes limits into one queue, through the same handles the producer adds jobs with. */
+  writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
+    return this.using(queue, (handle) => writeQueueLimits(handle, limits));
   }
 
   /**
