@@ -29,15 +29,22 @@ test(`SIGKILL a worker repeatedly mid-request, restarting it each time (${kind})
           // them stalled (HOOKLINE_STALLED_AFTER, then a check at half that), so a kill amid a
           // backlog, with every slot taken, stops the endpoints that long. Then no later kill can
           // be mid-request: stop.
-          const caughtUp = () => {
-            const requested = new Set(run.receiver.receipts.map((r) => r.key)).size;
-            return run.receiver.inFlight() > 0 && run.stream.acked.size * ENDPOINTS - requested <= 4;
+          const backlog = () =>
+            run.stream.acked.size * ENDPOINTS - new Set(run.receiver.receipts.map((r) => r.key)).size;
+          // On a loaded machine the embedded process can trail the stream for the whole wait (CI
+          // once timed out here with the suite running four files at once): pause Emit until the
+          // backlog drains, so the wait below is for a request in flight, not for spare CPU.
+          const caughtUp = () => run.receiver.inFlight() > 0 && backlog() <= 4;
+          const ready = async () => {
+            const drained = run.stream.hold();
+            try {
+              await until("the backlog to drain", () => backlog() <= 4, 30_000);
+            } finally {
+              drained();
+            }
+            await until("a request in flight, no backlog", caughtUp, k === 1 ? 30_000 : 15_000);
           };
-          const waited = await until(
-            "a request in flight, no backlog",
-            caughtUp,
-            k === 1 ? 30_000 : 15_000,
-          ).then(
+          const waited = await ready().then(
             () => true,
             (error: unknown) => {
               if (k === 1) throw error;
