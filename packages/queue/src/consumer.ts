@@ -42,8 +42,15 @@ interface OpenQueue {
   inFlight: number;
   openedAt: number;
   lastBusyAt: number;
-  /** Kept open at least until then: a job is due shortly. */
+  /** Kept open until then, unless others wait and it has served its jobs: a job is due shortly. */
   keepUntil: number;
+  /**
+   * Kept open until then whatever else waits: its overdue jobs are active in another (maybe dead)
+   * worker, and only an open Worker's stalled check, two passes apart, moves them back.
+   */
+  stalledWatchUntil: number;
+  /** Jobs it has taken since it opened. */
+  served: number;
   drained: boolean;
 }
 
@@ -100,7 +107,7 @@ export class DeliveryConsumer {
         // Overdue, yet nothing for us to take: its job is active elsewhere, maybe in a dead
         // worker. Stay open long enough for BullMQ's stalled check (two passes) to free it.
         if (open.drained && open.inFlight === 0 && item.dueAt < now - OPEN_AHEAD_MS)
-          open.keepUntil = Math.max(open.keepUntil, now + this.options.stalledAfterMs * 1.5);
+          open.stalledWatchUntil = Math.max(open.stalledWatchUntil, now + this.options.stalledAfterMs * 1.5);
         continue;
       }
       const known = this.waiting.get(item.queue);
@@ -178,7 +185,12 @@ export class DeliveryConsumer {
     if (this.closed) return;
     const now = this.now();
     for (const [name, open] of this.open) {
-      if (open.inFlight === 0 && now - open.lastBusyAt >= this.options.idleCloseMs && now >= open.keepUntil)
+      if (
+        open.inFlight === 0 &&
+        now - open.lastBusyAt >= this.options.idleCloseMs &&
+        now >= open.keepUntil &&
+        now >= open.stalledWatchUntil
+      )
         this.release(name);
       else if (open.limitsGeneration !== this.backend.connectionGeneration())
         // A Redis that restarted empty lost the queue's limits: write them again.
@@ -229,7 +241,7 @@ export class DeliveryConsumer {
     let idle: string | undefined;
     let longest: [string, OpenQueue] | undefined;
     for (const [name, open] of this.open) {
-      if (open.inFlight === 0 && (open.drained || now - open.lastBusyAt >= this.options.idleCloseMs)) {
+      if (this.canYield(open, now)) {
         idle = name;
         break;
       }
@@ -259,6 +271,7 @@ export class DeliveryConsumer {
         const entry = this.open.get(item.queue);
         if (entry) {
           entry.inFlight += 1;
+          entry.served += 1;
           entry.drained = false;
         }
         try {
@@ -289,10 +302,18 @@ export class DeliveryConsumer {
       openedAt: now,
       lastBusyAt: now,
       keepUntil: item.dueAt + OPEN_AHEAD_MS,
+      stalledWatchUntil: 0,
+      served: 0,
       drained: false,
     };
     worker.on("drained", () => {
       entry.drained = true;
+      // A fan-out fills the line with queues of one job each: hand the place over now, not on
+      // the next tick, or the pool turns over a few dozen queues a second.
+      if (this.waiting.size > 0 && this.open.get(item.queue) === entry && this.canYield(entry, this.now())) {
+        this.release(item.queue);
+        this.pump();
+      }
     });
     this.open.set(item.queue, entry);
     this.writeLimits(item.queue, item.limits)
@@ -306,6 +327,16 @@ export class DeliveryConsumer {
         this.options.onError?.(error, item.queue);
         if (this.open.get(item.queue) === entry) this.release(item.queue);
       });
+  }
+
+  /**
+   * Whether an open queue may give its place to a waiting one: nothing in flight, nothing left to
+   * take, and no reason to stay (a job due shortly that it has not served yet, or stalled jobs).
+   */
+  private canYield(open: OpenQueue, now: number): boolean {
+    if (open.inFlight > 0 || now < open.stalledWatchUntil) return false;
+    const idle = now - open.lastBusyAt >= this.options.idleCloseMs;
+    return (open.drained && (open.served > 0 || now >= open.keepUntil)) || (idle && now >= open.keepUntil);
   }
 
   private applyLimits(name: string, open: OpenQueue, limits: QueueLimits, force = false): void {
