@@ -38,6 +38,14 @@ export interface PostgresBackend extends BackendCommon {
   readonly kind: "postgres";
   /** Producers' Queues share this small pool. */
   readonly pool: pg.Pool;
+  /**
+   * The pool multi-queue adds go through, kept apart so that the errors of its queries are
+   * theirs: bullmq 6.7's FlowProducer.addBulk returns as if it succeeded when its statement
+   * failed (taskforcesh/bullmq#3851), so the producer reads the errors here instead.
+   */
+  readonly flowPool: pg.Pool;
+  /** The errors flowPool's queries raised since the last call. */
+  takeFlowErrors(): Error[];
   /** Each Worker gets its own pool and LISTEN client from this configuration. */
   readonly workerConnection: PostgresConnectionOptions;
   /** How long an idle Worker waits between polls (NOTIFY does not reach embedded PGlite). */
@@ -90,10 +98,25 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
   // client from BullMQ (tried: Workers sharing one pool stalled once more queues had turned over
   // than the pool had connections).
   const sharedPool = sharedPgPool(pgConfig, 4);
+  const flowPool = sharedPgPool(pgConfig, 2);
+  let flowErrors: Error[] = [];
+  const query = flowPool.query.bind(flowPool) as (...args: unknown[]) => unknown;
+  flowPool.query = ((...args: unknown[]) => {
+    const result = query(...args);
+    if (result instanceof Promise)
+      result.catch((error: unknown) => flowErrors.push(error instanceof Error ? error : new Error(String(error))));
+    return result;
+  }) as typeof flowPool.query;
   const workerConfig: PostgresConnectionOptions = { ...(pgConfig as object), schema: PG_SCHEMA, max: 2 };
   return {
     kind: "postgres",
     pool: sharedPool,
+    flowPool,
+    takeFlowErrors: () => {
+      const taken = flowErrors;
+      flowErrors = [];
+      return taken;
+    },
     workerConnection: workerConfig,
     // NOTIFY reaches a worker on real PostgreSQL; on embedded PGlite it does not, so poll.
     drainDelaySeconds: options.embedded ? options.pollIntervalMs / 1000 : 5,
@@ -104,7 +127,9 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
       await sharedPool.query("select 1");
       return true;
     },
-    close: () => sharedPool.end(),
+    close: async () => {
+      await Promise.all([sharedPool.end(), flowPool.end()]);
+    },
   };
 }
 

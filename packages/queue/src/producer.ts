@@ -3,6 +3,7 @@ import type { Queue } from "bullmq";
 import type { QueueBackend } from "./backend.js";
 import { openQueueHandle } from "./handles.js";
 import { writeQueueLimits } from "./limits.js";
+import { type MultiQueueAdder, openMultiQueueAdder } from "./multi-queue-add.js";
 import {
   type DeliveryJobData,
   type EndpointRef,
@@ -35,10 +36,12 @@ export interface ProducerOptions {
   now?: () => number;
 }
 
-const QUEUES_AT_ONCE = 256;
+/** Jobs per add: a fan-out's first queues open while the rest are still being added. */
+const JOBS_AT_ONCE = 1000;
 
 /** Adds delivery jobs to the queue routing picks; job ids make adding twice harmless. */
 export class DeliveryProducer {
+  private readonly adder: MultiQueueAdder;
   // Handles are cheap on a shared connection, but one per endpoint ever fed would grow forever.
   private readonly queues = new Map<string, { queue: Queue<DeliveryJobData>; users: number }>();
   // Concurrent callers (many Emit calls, many workers' retries) share one addBulk per queue.
@@ -51,7 +54,9 @@ export class DeliveryProducer {
     private readonly backend: QueueBackend,
     readonly routing: QueueRouting,
     private readonly options: ProducerOptions = {},
-  ) {}
+  ) {
+    this.adder = openMultiQueueAdder(backend);
+  }
 
   /** Adds the jobs; resolves once BullMQ holds them. */
   enqueue(items: readonly EnqueueItem[]): Promise<void> {
@@ -60,23 +65,22 @@ export class DeliveryProducer {
 
   private async addAll(items: readonly EnqueueItem[]): Promise<void> {
     const now = (this.options.now ?? Date.now)();
-    const byQueue = new Map<string, EnqueueItem[]>();
-    for (const item of items) {
-      const name = this.routing.queueOf(item);
-      const list = byQueue.get(name);
-      if (list) list.push(item);
-      else byQueue.set(name, [item]);
-    }
-    const add = async ([name, list]: [string, EnqueueItem[]]): Promise<FedQueue> => {
-      await this.using(name, (queue) =>
-        queue.addBulk(
-          list.map((item) => ({
+    for (let i = 0; i < items.length; i += JOBS_AT_ONCE) {
+      const chunk = items.slice(i, i + JOBS_AT_ONCE);
+      const fed = new Map<string, number>();
+      await this.adder.add(
+        chunk.map((item) => {
+          const queueName = this.routing.queueOf(item);
+          const dueAt = now + Math.max(0, item.delayMs);
+          fed.set(queueName, Math.min(fed.get(queueName) ?? dueAt, dueAt));
+          return {
             name: "deliver",
+            queueName,
             data: {
               deliveryId: item.deliveryId,
               attemptNumber: item.attemptNumber,
               ...(item.manual && { manual: true }),
-            },
+            } satisfies DeliveryJobData,
             opts: {
               jobId: jobIdFor(item.deliveryId, item.attemptNumber),
               delay: Math.max(0, Math.round(item.delayMs)),
@@ -85,15 +89,10 @@ export class DeliveryProducer {
               attempts: this.options.infrastructureRetries ?? 20,
               backoff: { type: "exponential", delay: 1000 },
             },
-          })),
-        ),
+          };
+        }),
       );
-      return { queue: name, dueAt: now + Math.min(...list.map((item) => Math.max(0, item.delayMs))) };
-    };
-    // A fan-out to thousands of endpoints opens a handle per queue: a few hundred at a time.
-    const entries = [...byQueue];
-    for (let i = 0; i < entries.length; i += QUEUES_AT_ONCE) {
-      this.options.onFed?.(await Promise.all(entries.slice(i, i + QUEUES_AT_ONCE).map(add)));
+      this.options.onFed?.([...fed].map(([queue, dueAt]) => ({ queue, dueAt })));
     }
   }
 
@@ -134,7 +133,7 @@ export class DeliveryProducer {
   async close(): Promise<void> {
     const handles = [...this.queues.values()];
     this.queues.clear();
-    await Promise.allSettled(handles.map((h) => h.queue.close()));
+    await Promise.allSettled([this.adder.close(), ...handles.map((h) => h.queue.close())]);
   }
 
   /** Runs fn with the queue's handle, which is not closed while in use. */
