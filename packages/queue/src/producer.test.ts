@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { connectStore, deliveryIdFor, type StoreConnection } from "@hookline/store";
+import pg from "pg";
 import { createTestBackend, readTestSettings, type TestBackend } from "@hookline/testkit";
 import { openQueueHandle } from "./handles.js";
 import {
@@ -75,4 +76,33 @@ test("queue names and job ids hold no colon; lanes spread endpoints over N queue
   ]);
   assert.equal(jobIdFor("dl_x", 1), "dl_x");
   assert.equal(jobIdFor("dl_x", 3), "dl_x.3");
+});
+
+test("an add the PostgreSQL queue backend refuses fails the enqueue, so the caller hears of it", async (t) => {
+  if (queues.kind !== "postgres") return t.skip("a refused MULTI rejects on Redis; this is about PostgreSQL");
+  // Take away the SQL function BullMQ adds jobs with: its statement fails, which bullmq 6.7's
+  // FlowProducer alone would not report.
+  const admin = new pg.Client(store.pgConfig);
+  await admin.connect();
+  const rename = (from: string, to: string) =>
+    admin.query(`DO $$ DECLARE f regprocedure; BEGIN
+      SELECT p.oid::regprocedure INTO f FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'bullmq' AND p.proname = '${from}';
+      EXECUTE format('ALTER FUNCTION %s RENAME TO ${to}', f);
+    END $$`);
+  const item = { tenantId: "t", endpointId: "refused", attemptNumber: 1, delayMs: 0 };
+  try {
+    await rename("add_flow", "add_flow_taken_away");
+    await assert.rejects(
+      producer.enqueue([{ ...item, deliveryId: deliveryIdFor("t", "e:refused", "refused") }]),
+      /add_flow/,
+    );
+  } finally {
+    await rename("add_flow_taken_away", "add_flow");
+    await admin.end();
+  }
+  // And the next add, once the backend is whole again, goes through.
+  const deliveryId = deliveryIdFor("t", "e:accepted", "refused");
+  await producer.enqueue([{ ...item, deliveryId }]);
+  assert.equal(await producer.hasJob(item, deliveryId, 1), true);
 });
