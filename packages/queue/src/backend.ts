@@ -104,7 +104,9 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
   flowPool.query = ((...args: unknown[]) => {
     const result = query(...args);
     if (result instanceof Promise)
-      result.catch((error: unknown) => flowErrors.push(error instanceof Error ? error : new Error(String(error))));
+      result.catch((error: unknown) =>
+        flowErrors.push(error instanceof Error ? error : new Error(String(error))),
+      );
     return result;
   }) as typeof flowPool.query;
   const workerConfig: PostgresConnectionOptions = { ...(pgConfig as object), schema: PG_SCHEMA, max: 2 };

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { connectStore, deliveryIdFor, type StoreConnection } from "@hookline/store";
-import pg from "pg";
 import { createTestBackend, readTestSettings, type TestBackend } from "@hookline/testkit";
+import pg from "pg";
 import { openQueueHandle } from "./handles.js";
 import {
   DeliveryProducer,
