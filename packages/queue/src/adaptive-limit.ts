@@ -27,16 +27,18 @@ const TOLERANCE = 2;
 const SLACK_MS = 20;
 /** An overload (timeout, refused connection, 429, 5xx) halves the limit, as TCP halves its window. */
 const OVERLOAD_BACKOFF = 0.5;
-/** A latency rise cuts in proportion to it, but by at least this much and at most by half. */
+/** A latency rise cuts in proportion to it, keeping at most LATENCY_BACKOFF_MAX and at least LATENCY_BACKOFF_MIN. */
 const LATENCY_BACKOFF_MAX = 0.9;
+// Gentler than an overload: the window's slow answers were mostly queued behind the level where it began.
+const LATENCY_BACKOFF_MIN = 0.7;
 /** Near the limit that last overloaded the endpoint, one step up takes this many calm windows... */
 const PROBE_WINDOWS = 4;
 /**
- * ...and, after a latency rise, this many times as long as the rise took to show, so the limit
+ * ...and, after a latency rise, this many times as long as the slow window took, so the limit
  * spends most of its time below a ceiling that answers slowly rather than above it.
  */
-const PROBE_PATIENCE = 4;
-const MAX_PROBE_WAIT_MS = 30_000;
+const PROBE_PATIENCE = 2;
+const MAX_PROBE_WAIT_MS = 5_000;
 /** The unloaded latency may double every this many ms, so an endpoint that got slower for good is not read as overloaded forever. */
 const BASELINE_DOUBLING_MS = 30_000;
 
@@ -46,8 +48,9 @@ const BASELINE_DOUBLING_MS = 30_000;
  * only while the limit is actually in use; it is halved on an overload and cut in proportion when
  * latency rises above the endpoint's unloaded latency. A window is `limit` answers to attempts
  * started since the last change, so answers to attempts sent under an older limit (a whole batch
- * of timeouts) count once, not once each. Near the limit that last overloaded the endpoint it
- * steps up only every few windows, so a hard ceiling is probed rarely instead of hit every cycle.
+ * of timeouts) count once, not once each. Near the limit that last overloaded the endpoint (after
+ * a latency rise: anywhere above the cut) it steps up only every few windows, so a ceiling is
+ * probed rarely instead of hit every cycle.
  * Pure: the clock is passed in, and nothing here does I/O.
  */
 export class AdaptiveLimit {
@@ -58,11 +61,13 @@ export class AdaptiveLimit {
   private baselineAt = 0;
   /** Samples of attempts started before this are ignored: they ran under an older limit. */
   private changedAt: number;
-  private window = { count: 0, latencySum: 0, busiest: 0 };
+  private window = { count: 0, latencySum: 0, busiest: 0, firstStartedAt: Number.POSITIVE_INFINITY };
   /** The limit at which the endpoint last showed overload; undefined once it has taken more. */
   private overloadedAt: number | undefined;
   private calmWindows = 0;
-  /** How long to hold below overloadedAt before stepping up to it again. */
+  /** Steps up to this or above wait for PROBE_WINDOWS calm windows and probeWaitMs. */
+  private patientFrom = Number.POSITIVE_INFINITY;
+  /** How long to hold before such a step. */
   private probeWaitMs = 0;
 
   constructor(
@@ -90,22 +95,27 @@ export class AdaptiveLimit {
   /** Learns from one finished attempt; true when the limit changed. */
   observe(sample: LimitSample): boolean {
     if (sample.startedAt < this.changedAt || sample.signal === "neutral") return false;
-    if (sample.signal === "overload") return this.cut(OVERLOAD_BACKOFF, 0);
+    // A hard refusal marks its own level: only the step back up to it is patient.
+    if (sample.signal === "overload") return this.cut(OVERLOAD_BACKOFF, 0, this.value);
 
     this.window.count += 1;
     this.window.latencySum += sample.latencyMs;
     this.window.busiest = Math.max(this.window.busiest, sample.inFlight);
+    this.window.firstStartedAt = Math.min(this.window.firstStartedAt, sample.startedAt);
     if (this.window.count < this.value) return false;
     const meanMs = this.window.latencySum / this.window.count;
     // Growth must be earned: a window that never used half the limit says nothing about more.
     const used = this.window.busiest * 2 >= this.value;
-    this.window = { count: 0, latencySum: 0, busiest: 0 };
+    const tookMs = this.now() - this.window.firstStartedAt;
+    this.resetWindow();
 
     const baseline = this.updateBaseline(meanMs);
     const bound = baseline * TOLERANCE + SLACK_MS;
     if (meanMs > bound) {
-      const ratio = Math.max(OVERLOAD_BACKOFF, Math.min(LATENCY_BACKOFF_MAX, bound / meanMs));
-      return this.cut(ratio, Math.min(MAX_PROBE_WAIT_MS, PROBE_PATIENCE * (this.now() - this.changedAt)));
+      const ratio = Math.max(LATENCY_BACKOFF_MIN, Math.min(LATENCY_BACKOFF_MAX, bound / meanMs));
+      // Latency rises before the level where it shows: every step above the cut is patient.
+      const next = this.clamp(Math.floor(this.value * ratio));
+      return this.cut(ratio, Math.min(MAX_PROBE_WAIT_MS, PROBE_PATIENCE * tookMs), next + 1);
     }
     if (!used) return false;
     return this.grow();
@@ -115,19 +125,21 @@ export class AdaptiveLimit {
     if (this.overloadedAt !== undefined && this.value >= this.overloadedAt) {
       // A calm window at the limit that once overloaded it: the endpoint takes more now.
       this.overloadedAt = undefined;
+      this.patientFrom = Number.POSITIVE_INFINITY;
     }
     let next = this.value + 1;
     if (this.slowStart) next = this.value * 2;
-    else if (this.overloadedAt !== undefined && next >= this.overloadedAt) {
+    else if (next >= this.patientFrom) {
       this.calmWindows += 1;
       if (this.calmWindows < PROBE_WINDOWS || this.now() - this.changedAt < this.probeWaitMs) return false;
     }
     return this.set(next);
   }
 
-  private cut(ratio: number, probeWaitMs: number): boolean {
+  private cut(ratio: number, probeWaitMs: number, patientFrom: number): boolean {
     this.slowStart = false;
     this.probeWaitMs = probeWaitMs;
+    this.patientFrom = patientFrom;
     this.overloadedAt = this.value;
     const changed = this.set(Math.floor(this.value * ratio));
     // At the floor nothing changes, but answers to attempts already sent still count once only.
@@ -145,8 +157,12 @@ export class AdaptiveLimit {
 
   private changed(): void {
     this.changedAt = this.now();
-    this.window = { count: 0, latencySum: 0, busiest: 0 };
+    this.resetWindow();
     this.calmWindows = 0;
+  }
+
+  private resetWindow(): void {
+    this.window = { count: 0, latencySum: 0, busiest: 0, firstStartedAt: Number.POSITIVE_INFINITY };
   }
 
   /** Updates the unloaded latency with a window's mean; returns the one to judge this window by. */
