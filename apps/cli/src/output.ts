@@ -59,6 +59,9 @@ export function endpointFields(e: Endpoint, withSecret: boolean): string {
     ["event types", e.eventTypes.length > 0 ? e.eventTypes.join(", ") : "(all)"],
     ["status", endpointStatus(e)],
     ["max in flight", e.maxInFlight === undefined ? "(service default)" : String(e.maxInFlight)],
+    ...(e.currentMaxInFlight === undefined
+      ? []
+      : ([["in-flight limit now", String(e.currentMaxInFlight)]] as [string, string][])),
     ["rate limit", e.rateLimitPerSecond === undefined ? "(none)" : `${e.rateLimitPerSecond}/s`],
   ];
   if (withSecret) pairs.push(["secret", e.secret]);

@@ -14,6 +14,8 @@ const shared = sharedTestService(settings, {
   HOOKLINE_QUEUE_IDLE: "200ms",
   HOOKLINE_DELIVERY_TIMEOUT_MS: "1000",
   HOOKLINE_RETRY_SCHEDULE: "1h",
+  // A fixed cap, so a hanging endpoint holds a known number of attempts (adaptive has its own tests).
+  HOOKLINE_ENDPOINT_CONCURRENCY: "2",
 });
 
 test("an idle service holds no queue open, however many endpoints are registered", async () => {

@@ -24,6 +24,7 @@ export async function startWorkerFromConfig(
     http,
     retry: { scheduleMs: config.delivery.retryScheduleMs, jitter: config.delivery.jitter },
     maxOpenQueues: workerQueuesOf(config),
+    maxEndpointConcurrency: config.queue.endpointMaxConcurrency,
     sweeper: config.sweeper,
     maintenance: { ...config.maintenance, vacuum: infra.store.embedded },
     discoveryIntervalMs: config.queue.discoveryIntervalMs,

@@ -1,4 +1,4 @@
-import type { DeliveryConsumer, FedQueue, QueueRouting } from "@hookline/queue";
+import type { DeliveryConsumer, FedQueue, QueueLimits, QueueRouting } from "@hookline/queue";
 import { type Database, endpointLimits, findEndpointsWithWork } from "@hookline/store";
 import type { Kysely } from "kysely";
 
@@ -7,6 +7,8 @@ export interface DemandDeps {
   routing: QueueRouting;
   consumer: Pick<DeliveryConsumer, "demand" | "hasOpen" | "openEndpoints" | "updateLimits">;
   now(): number;
+  /** The limits to enforce for a queue, given the store's (an adaptive queue's learned concurrency). */
+  resolveLimits?(queue: string, limits: QueueLimits): QueueLimits;
   /** Scans at least this often, whatever the signals say (they may be lost). */
   intervalMs: number;
   onError(error: Error): void;
@@ -33,17 +35,28 @@ export function watchDemand(deps: DemandDeps): DemandWatcher {
   const scanOnce = async () => {
     const now = deps.now();
     const { due, nextDueAt } = await findEndpointsWithWork(deps.db, new Date(now + LOOKAHEAD_MS));
-    const limitsOf = (row: { maxInFlight: number | null; rateLimitPerSecond: number | null }) =>
-      deps.routing.limitsOf({ maxInFlight: row.maxInFlight, ratePerSecond: row.rateLimitPerSecond });
+    const limitsOf = (
+      queue: string,
+      row: { maxInFlight: number | null; rateLimitPerSecond: number | null },
+    ) => {
+      const limits = deps.routing.limitsOf({
+        maxInFlight: row.maxInFlight,
+        ratePerSecond: row.rateLimitPerSecond,
+      });
+      return deps.resolveLimits ? deps.resolveLimits(queue, limits) : limits;
+    };
     deps.consumer.demand(
-      due.map((work) => ({
-        queue: deps.routing.queueOf(work),
-        dueAt: work.dueAt.getTime(),
-        limits: limitsOf(work),
-        ...(deps.routing.lanes === 0 && {
-          endpoint: { tenantId: work.tenantId, endpointId: work.endpointId },
-        }),
-      })),
+      due.map((work) => {
+        const queue = deps.routing.queueOf(work);
+        return {
+          queue,
+          dueAt: work.dueAt.getTime(),
+          limits: limitsOf(queue, work),
+          ...(deps.routing.lanes === 0 && {
+            endpoint: { tenantId: work.tenantId, endpointId: work.endpointId },
+          }),
+        };
+      }),
     );
     // Open queues with nothing due may still have had their limits changed.
     const open = deps.consumer.openEndpoints();
@@ -52,7 +65,10 @@ export function watchDemand(deps: DemandDeps): DemandWatcher {
       open.map((o) => o.endpoint),
     );
     deps.consumer.updateLimits(
-      rows.map((row) => ({ queue: deps.routing.queueOf(row), limits: limitsOf(row) })),
+      rows.map((row) => {
+        const queue = deps.routing.queueOf(row);
+        return { queue, limits: limitsOf(queue, row) };
+      }),
     );
     // Look again when the next delivery falls due, or on the interval, whichever comes first.
     const wait = Math.min(

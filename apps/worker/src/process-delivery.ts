@@ -1,4 +1,10 @@
-import { type HttpClient, type RetryPolicy, retryDelayMs, verdictOf } from "@hookline/delivery";
+import {
+  type AttemptOutcome,
+  type HttpClient,
+  type RetryPolicy,
+  retryDelayMs,
+  verdictOf,
+} from "@hookline/delivery";
 import type { DeliveryJobData, DeliveryProducer } from "@hookline/queue";
 import { parseSecret, webhookHeaders } from "@hookline/signing";
 import type { AttemptResult, DeliveryStatusValue, DeliveryWork } from "@hookline/store";
@@ -20,21 +26,25 @@ export interface DeliveryDeps {
 /**
  * Runs one attempt of a delivery. The store decides which attempt is due, so a job that stalled
  * and ran again, or a stale retry job, changes nothing. Throws only when our own infrastructure
- * fails (the store or the queue); BullMQ then retries the job.
+ * fails (the store or the queue); BullMQ then retries the job. Resolves to what the receiver
+ * answered, or undefined when no attempt was made.
  */
-export async function processDelivery(deps: DeliveryDeps, job: DeliveryJobData): Promise<void> {
+export async function processDelivery(
+  deps: DeliveryDeps,
+  job: DeliveryJobData,
+): Promise<AttemptOutcome | undefined> {
   const work = await deps.loadWork(job.deliveryId);
-  if (work?.status !== "pending") return;
+  if (work?.status !== "pending") return undefined;
   const due = work.attemptCount + 1;
   if (job.attemptNumber !== due) {
     // An older job ran late (or again): make sure the due attempt has its job, then stop.
     const waitMs = (work.nextAttemptAt?.getTime() ?? 0) - deps.now();
     if (job.attemptNumber < due) await scheduleAttempt(deps, work, due, Math.max(0, waitMs));
-    return;
+    return undefined;
   }
   if (work.endpoint?.status !== "enabled") {
     await deps.cancel(work.id);
-    return;
+    return undefined;
   }
 
   const body = envelopeOf(work);
@@ -75,6 +85,7 @@ export async function processDelivery(deps: DeliveryDeps, job: DeliveryJobData):
   };
   const recorded = await deps.recordAttempt(result);
   if (recorded !== undefined && waitMs !== undefined) await scheduleAttempt(deps, work, due + 1, waitMs);
+  return outcome;
 }
 
 function scheduleAttempt(deps: DeliveryDeps, work: DeliveryWork, attemptNumber: number, delayMs: number) {

@@ -13,6 +13,7 @@ import {
   recordAttempts,
 } from "@hookline/store";
 import type { Kysely } from "kysely";
+import { AdaptiveConcurrency } from "./adaptive-concurrency.js";
 import { watchDemand } from "./demand.js";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
 import { oneAtATime } from "./one-at-a-time.js";
@@ -27,6 +28,8 @@ export interface WorkerDeps {
   retry: RetryPolicy;
   /** Queues this process serves at once (each holds a connection while open). */
   maxOpenQueues: number;
+  /** The most an adaptive endpoint limit may reach (HOOKLINE_ENDPOINT_MAX_CONCURRENCY); default 50. */
+  maxEndpointConcurrency?: number;
   sweeper: { intervalMs: number; graceMs: number };
   maintenance: { intervalMs: number; disableAfterMs: number; retentionMs: number; vacuum?: boolean };
   /** How often to look in the store for queues with work due, whatever the signals said. */
@@ -74,23 +77,35 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     if (deps.metrics) countRecorded(deps.metrics, results, ids);
     return ids;
   });
-  const consumer = new DeliveryConsumer(
+  // The limits learn from the consumer's attempts and hand it their changes (it is built next).
+  const adaptive: AdaptiveConcurrency = new AdaptiveConcurrency({
+    max: deps.maxEndpointConcurrency ?? 50,
+    now,
+    readConcurrency: (queue) => deps.producer.readConcurrency(queue),
+    writeQueueLimits: (queue, limits) => deps.producer.writeQueueLimits(queue, limits),
+    apply: (queue, limits) => consumer.updateLimits([{ queue, limits }]),
+    isOpen: (queue) => consumer.isOpen(queue),
+  });
+  deps.metrics?.trackConcurrencyLimits(() => adaptive.limits());
+  const consumer: DeliveryConsumer = new DeliveryConsumer(
     deps.queueBackend,
-    (job) =>
-      processDelivery(
-        {
-          loadWork: (id) => loader.add(id),
-          recordAttempt: (result) => recorder.add(result),
-          cancel: async (id) => {
-            await cancelDeliveries(deps.db, [id], new Date(now()));
+    (job, queue) =>
+      adaptive.track(queue, () =>
+        processDelivery(
+          {
+            loadWork: (id) => loader.add(id),
+            recordAttempt: (result) => recorder.add(result),
+            cancel: async (id) => {
+              await cancelDeliveries(deps.db, [id], new Date(now()));
+            },
+            producer: deps.producer,
+            http: deps.http,
+            retry: deps.retry,
+            now,
+            random: deps.random ?? Math.random,
           },
-          producer: deps.producer,
-          http: deps.http,
-          retry: deps.retry,
-          now,
-          random: deps.random ?? Math.random,
-        },
-        job,
+          job,
+        ),
       ),
     {
       maxOpenQueues: deps.maxOpenQueues,
@@ -100,13 +115,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       onError: (error, queue) => log.error("queue error", { queue, error: error.message }),
       now,
     },
-    deps.producer,
+    adaptive,
   );
   const demand = watchDemand({
     db: deps.db,
     routing: deps.producer.routing,
     consumer,
     now,
+    resolveLimits: (queue, limits) => adaptive.resolve(queue, limits),
     intervalMs: deps.discoveryIntervalMs,
     onError: (error) => log.warn("discovery failed", { error: error.message }),
   });
@@ -166,6 +182,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       closed ??= (async () => {
         for (const timer of timers) clearInterval(timer);
         demand.close();
+        adaptive.close();
         await consumer.close();
       })();
       return closed;

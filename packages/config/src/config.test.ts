@@ -9,10 +9,24 @@ test("defaults describe the embedded service and the Standard Webhooks schedule"
   assert.deepEqual(config.api, { host: "127.0.0.1", port: 50051 });
   assert.equal(config.delivery.timeoutMs, 10_000);
   assert.equal(config.queue.prefix, "bull");
-  assert.equal(config.queue.endpointConcurrency, 2);
+  assert.equal(config.queue.endpointConcurrency, "adaptive");
+  assert.equal(config.queue.endpointMaxConcurrency, 50);
   assert.deepEqual(
     config.delivery.retryScheduleMs.map((ms) => ms / 1000),
     [5, 300, 1800, 7200, 18000, 36000, 36000],
+  );
+});
+
+test("endpoint concurrency is adaptive or a fixed number, and its ceiling is bounded", () => {
+  assert.equal(loadConfig({ HOOKLINE_ENDPOINT_CONCURRENCY: "8" }).queue.endpointConcurrency, 8);
+  assert.equal(loadConfig({ HOOKLINE_ENDPOINT_MAX_CONCURRENCY: "200" }).queue.endpointMaxConcurrency, 200);
+  assert.throws(
+    () => loadConfig({ HOOKLINE_ENDPOINT_CONCURRENCY: "auto", HOOKLINE_ENDPOINT_MAX_CONCURRENCY: "0" }),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      error.problems.length === 2 &&
+      error.problems[0]?.startsWith("HOOKLINE_ENDPOINT_CONCURRENCY ") === true &&
+      error.problems[1]?.startsWith("HOOKLINE_ENDPOINT_MAX_CONCURRENCY ") === true,
   );
 });
 

@@ -28,9 +28,12 @@ export interface HooklineConfig {
     prefix: string;
     /**
      * In-flight attempts per endpoint that sets no max_in_flight (per lane with lanes), across
-     * every worker process.
+     * every worker process: "adaptive" (the default) learns it from the endpoint's answers; a
+     * number fixes it.
      */
-    endpointConcurrency: number;
+    endpointConcurrency: number | "adaptive";
+    /** The most an adaptive limit may reach. */
+    endpointMaxConcurrency: number;
     /** 0: one queue per endpoint (the default). N > 0: endpoints hashed onto N shared queues. */
     lanes: number;
     /**
@@ -190,7 +193,10 @@ export function loadConfig(env: Env): HooklineConfig {
     metrics: read("HOOKLINE_METRICS_ADDR", "", (text) => (text === "" ? undefined : parseAddress(text))),
     queue: {
       prefix,
-      endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "2", int(1, 1000)),
+      endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "adaptive", (text) =>
+        text === "adaptive" ? text : int(1, 1000)(text),
+      ),
+      endpointMaxConcurrency: read("HOOKLINE_ENDPOINT_MAX_CONCURRENCY", "50", int(1, 1000)),
       lanes: read("HOOKLINE_LANES", "0", int(0, 10_000)),
       queueIdleMs: read("HOOKLINE_QUEUE_IDLE", "2s", duration),
       workerQueues: read("HOOKLINE_WORKER_QUEUES", "", (text) =>

@@ -12,5 +12,5 @@ export {
   type PostRequest,
 } from "./http-client.js";
 export { literalUrlProblem } from "./literal-url.js";
-export { type AttemptOutcome, type Verdict, verdictOf } from "./outcome.js";
+export { type AttemptOutcome, loadSignalOf, type Verdict, verdictOf } from "./outcome.js";
 export { type RetryPolicy, retryDelayMs } from "./retry-policy.js";

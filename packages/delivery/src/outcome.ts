@@ -28,3 +28,15 @@ export function verdictOf(outcome: AttemptOutcome): Verdict {
   if (outcome.status === 410) return "gone";
   return "retry";
 }
+
+/**
+ * What an attempt says about the receiver's load, for the adaptive concurrency limit: a 2xx is a
+ * calm answer (its latency counts); no answer (timeout, refused or reset connection), 429 and 5xx
+ * say it is overloaded; anything else (a 404, a refused address) says nothing about load.
+ */
+export function loadSignalOf(outcome: AttemptOutcome): "ok" | "overload" | "neutral" {
+  if (outcome.kind === "error") return outcome.blocked ? "neutral" : "overload";
+  if (outcome.status >= 200 && outcome.status < 300) return "ok";
+  if (outcome.status === 429 || outcome.status >= 500) return "overload";
+  return "neutral";
+}

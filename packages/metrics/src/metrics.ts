@@ -89,4 +89,21 @@ export class HooklineMetrics {
       });
     }
   }
+
+  /**
+   * Reports the learned limit of each adaptive queue (endpoint, or lane) open in this process, read
+   * at scrape time; closed queues drop out, so the label set stays small.
+   */
+  trackConcurrencyLimits(limits: () => { queue: string; limit: number }[]): void {
+    new Gauge({
+      name: "hookline_queue_concurrency_limit",
+      help: "Adaptive concurrency limit of a queue open in this worker: attempts it may have in flight across all workers.",
+      labelNames: ["queue"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const row of limits()) this.set({ queue: row.queue }, row.limit);
+      },
+    });
+  }
 }

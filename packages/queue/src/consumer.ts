@@ -150,6 +150,11 @@ export class DeliveryConsumer {
     }
   }
 
+  /** True while the queue has a Worker open in this process. */
+  isOpen(queue: string): boolean {
+    return this.open.has(queue);
+  }
+
   /** Queues with a Worker open in this process now. */
   get openQueueCount(): number {
     return this.open.size;

@@ -1,4 +1,10 @@
 export {
+  AdaptiveLimit,
+  type AdaptiveLimitSettings,
+  type LimitSample,
+  type LoadSignal,
+} from "./adaptive-limit.js";
+export {
   openQueueBackend,
   type PostgresBackend,
   type QueueBackend,

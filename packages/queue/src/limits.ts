@@ -7,8 +7,18 @@ import type { QueueLimits } from "./routing.js";
  */
 export async function writeQueueLimits(queue: Queue, limits: QueueLimits): Promise<void> {
   await queue.setGlobalConcurrency(limits.maxInFlight);
-  if (limits.ratePerSecond === undefined) await queue.removeGlobalRateLimit();
-  else await queue.setGlobalRateLimit(...rateWindow(limits.ratePerSecond));
+  await writeRateLimit(queue, limits.ratePerSecond);
+}
+
+/** Writes only the rate limit (undefined: none), leaving the concurrency as it is. */
+export async function writeRateLimit(queue: Queue, ratePerSecond: number | undefined): Promise<void> {
+  if (ratePerSecond === undefined) await queue.removeGlobalRateLimit();
+  else await queue.setGlobalRateLimit(...rateWindow(ratePerSecond));
+}
+
+/** The concurrency a queue enforces now, as the last writer left it; undefined: none written yet. */
+export async function readConcurrency(queue: Queue): Promise<number | undefined> {
+  return (await queue.getGlobalConcurrency()) ?? undefined;
 }
 
 /**

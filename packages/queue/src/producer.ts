@@ -2,7 +2,7 @@ import { Batcher } from "@hookline/batching";
 import type { Queue } from "bullmq";
 import type { QueueBackend } from "./backend.js";
 import { openQueueHandle } from "./handles.js";
-import { writeQueueLimits } from "./limits.js";
+import { readConcurrency, writeQueueLimits, writeRateLimit } from "./limits.js";
 import { type MultiQueueAdder, openMultiQueueAdder } from "./multi-queue-add.js";
 import {
   type DeliveryJobData,
@@ -113,7 +113,21 @@ export class DeliveryProducer {
     own: { maxInFlight: number | null; ratePerSecond: number | null },
   ): Promise<void> {
     if (this.routing.lanes > 0) return;
-    await this.writeQueueLimits(this.routing.queueOf(endpoint), this.routing.limitsOf(own));
+    const queue = this.routing.queueOf(endpoint);
+    const limits = this.routing.limitsOf(own);
+    // An adaptive limit belongs to the workers that learned it: only the rate is the endpoint's.
+    if (limits.adaptive) await this.using(queue, (handle) => writeRateLimit(handle, limits.ratePerSecond));
+    else await this.writeQueueLimits(queue, limits);
+  }
+
+  /** The in-flight limit an endpoint's queue (or lane) enforces now; undefined when none was written yet. */
+  currentLimit(endpoint: EndpointRef): Promise<number | undefined> {
+    return this.readConcurrency(this.routing.queueOf(endpoint));
+  }
+
+  /** The concurrency a queue enforces now (fixed or learned); undefined when none was written yet. */
+  readConcurrency(queue: string): Promise<number | undefined> {
+    return this.using(queue, readConcurrency);
   }
 
   /** Writes limits into one queue, through the same handles the producer adds jobs with. */

@@ -16,7 +16,10 @@ export interface EndpointRef {
 
 /** What a queue enforces across every worker process: attempts in flight, and starts per second. */
 export interface QueueLimits {
+  /** With adaptive set, where the limit starts until a worker has learned better. */
   maxInFlight: number;
+  /** The workers learn maxInFlight from the endpoint's answers (AdaptiveLimit), within their ceiling. */
+  adaptive?: boolean | undefined;
   /** Undefined: no rate limit. */
   ratePerSecond?: number | undefined;
 }
@@ -47,7 +50,8 @@ export class QueueRouting {
   limitsOf(own: { maxInFlight: number | null; ratePerSecond: number | null }): QueueLimits {
     if (this.lanes > 0) return this.defaultLimits;
     return {
-      maxInFlight: own.maxInFlight ?? this.defaultLimits.maxInFlight,
+      // An endpoint's own max_in_flight is fixed; only the service default may be adaptive.
+      ...(own.maxInFlight === null ? this.defaultLimits : { maxInFlight: own.maxInFlight }),
       ratePerSecond: own.ratePerSecond ?? this.defaultLimits.ratePerSecond,
     };
   }

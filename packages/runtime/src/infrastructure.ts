@@ -10,6 +10,9 @@ import { CHANNELS, connectStore, notify, type StoreConnection } from "@hookline/
 import type { Logger } from "./logger.js";
 import { encodeWorkNews } from "./work-news.js";
 
+/** Where an adaptive limit starts before any worker has learned one: twice the old fixed default. */
+const ADAPTIVE_START = 4;
+
 /** The store, the queue backend and a producer: what both the api and the worker stand on. */
 export interface Infrastructure {
   store: StoreConnection;
@@ -49,7 +52,13 @@ export async function openInfrastructure(config: HooklineConfig, log: Logger): P
           },
     );
     const listeners: ((fed: FedQueue[]) => void)[] = [];
-    const routing = new QueueRouting(config.queue.lanes, { maxInFlight: config.queue.endpointConcurrency });
+    const { endpointConcurrency, endpointMaxConcurrency } = config.queue;
+    const routing = new QueueRouting(
+      config.queue.lanes,
+      endpointConcurrency === "adaptive"
+        ? { maxInFlight: Math.min(ADAPTIVE_START, endpointMaxConcurrency), adaptive: true }
+        : { maxInFlight: endpointConcurrency },
+    );
     const producer = new DeliveryProducer(queueBackend, routing, {
       onFed: (fed) => {
         for (const listener of listeners) listener(fed);

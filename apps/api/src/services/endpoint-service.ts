@@ -66,7 +66,19 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         requireId("tenant_id", tenantFor(ctx, req.tenantId)),
         requireId("id", endpointFor(ctx, req.id)),
       );
-      return { endpoint: endpointMessage(record, true) };
+      const endpoint = endpointMessage(record, true);
+      // The queue holds the limit in force (learned, when adaptive); without it the answer stands.
+      const current = await deps.producer
+        .currentLimit({ tenantId: record.tenantId, endpointId: record.id })
+        .catch((error: unknown) => {
+          deps.log.warn("could not read an endpoint's current limit from its queue", {
+            endpointId: record.id,
+            error: error instanceof Error ? error.message : String(error),
+          });
+          return undefined;
+        });
+      if (current !== undefined) endpoint.currentMaxInFlight = current;
+      return { endpoint };
     },
 
     async listEndpoints(req, ctx) {

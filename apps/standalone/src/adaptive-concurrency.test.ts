@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { emitEvents } from "@hookline/store";
+import {
+  eventually,
+  type LoadReceiver,
+  type LoadReply,
+  readTestSettings,
+  startLoadReceiver,
+} from "@hookline/testkit";
+import { sharedTestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
+// The product default (adaptive, up to 50), with a short timeout so a hanging receiver shows soon.
+const shared = sharedTestService(settings, { HOOKLINE_DELIVERY_TIMEOUT_MS: "1000" });
+const receivers: LoadReceiver[] = [];
+after(() => Promise.all(receivers.map((r) => r.close())));
+
+/** A receiver answering by its load, and an endpoint (no max_in_flight) pointing at it. */
+async function endpointFor(tenantId: string, reply: (n: number) => LoadReply) {
+  const receiver = await startLoadReceiver(reply);
+  receivers.push(receiver);
+  await shared.svc.endpoints.createEndpoint({ tenantId, id: "ep", url: receiver.url });
+  return receiver;
+}
+
+/** Puts count deliveries in the endpoint's queue at once (one transaction, one enqueue). */
+async function backlog(tenantId: string, count: number, tag: string) {
+  const { store, producer } = shared.svc.service.infra;
+  const events = Array.from({ length: count }, (_, n) => ({
+    tenantId,
+    id: `${tag}${n}`,
+    eventType: "x",
+    dataJson: "{}",
+  }));
+  const emitted = await emitEvents(store.db, events, new Date());
+  await producer.enqueue(
+    emitted.flatMap((e) =>
+      e.deliveries.map((d) => ({
+        deliveryId: d.id,
+        tenantId: d.tenantId,
+        endpointId: d.endpointId,
+        attemptNumber: 1,
+        delayMs: 0,
+      })),
+    ),
+  );
+}
+
+/** The limit GetEndpoint reports now (0 while none is known). */
+async function currentLimit(tenantId: string): Promise<number> {
+  const { endpoint } = await shared.svc.endpoints.getEndpoint({ tenantId, id: "ep" });
+  return endpoint?.currentMaxInFlight ?? 0;
+}
+
+/** Readings of the limit and of what the receiver holds, everyMs apart, once it has settled. */
+async function readings(tenantId: string, receiver: LoadReceiver, count: number, everyMs = 200) {
+  const limits: number[] = [];
+  const held: number[] = [];
+  while (limits.length < count) {
+    limits.push(await currentLimit(tenantId));
+    held.push(receiver.state.inFlight);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  return { limits, held };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+test("a receiver that slows down above 8 in flight: the limit climbs past the old default and settles near 8", async (t) => {
+  const receiver = await endpointFor("slows", (n) => ({ status: 200, delayMs: n > 8 ? 800 : 100 }));
+  await backlog("slows", 2_000, "e");
+  await eventually(
+    () => currentLimit("slows"),
+    (limit) => limit >= 8,
+    { timeoutMs: 30_000 },
+  );
+  // Settled: the probe above 8 was answered slowly at least once.
+  await eventually(
+    async () => receiver.state.maxInFlight,
+    (most) => most > 8,
+    { timeoutMs: 30_000 },
+  );
+  const { limits, held } = await readings("slows", receiver, 40);
+  const seen = `limits read: ${limits.join(" ")}; receiver held: ${held.join(" ")}`;
+  t.diagnostic(seen);
+  // The limit counts attempts from job start to recorded result, the receiver only the requests:
+  // a limit of 10 holds it at about 8 when answers take 100 ms.
+  assert.ok(median(limits) >= 6 && median(limits) <= 12, seen);
+  assert.ok(median(held) >= 5 && median(held) <= 8, seen);
+
+  // The gauge shows the same limit for the endpoint's queue, open in this process.
+  const queue = shared.svc.service.infra.producer.routing.queueOf({ tenantId: "slows", endpointId: "ep" });
+  const gauge = await shared.svc.service.metrics.registry
+    .getSingleMetric("hookline_queue_concurrency_limit")
+    ?.get();
+  const row = gauge?.values.find((v) => v.labels.queue === queue);
+  assert.ok(row && row.value >= 1 && row.value <= 50, JSON.stringify(gauge?.values));
+});
+
+test("a receiver that answers 429 above 4 in flight: the limit settles at or below 4", async (t) => {
+  const receiver = await endpointFor("throttles", (n) => ({
+    status: n > 4 ? 429 : 200,
+    delayMs: n > 4 ? 0 : 100,
+  }));
+  await backlog("throttles", 1_500, "e");
+  // Settled: it went over 4 (a 429) and came back.
+  await eventually(
+    async () => receiver.state.maxInFlight,
+    (most) => most > 4,
+    { timeoutMs: 30_000 },
+  );
+  const { limits, held } = await readings("throttles", receiver, 40);
+  const seen = `limits read: ${limits.join(" ")}; receiver held: ${held.join(" ")}`;
+  t.diagnostic(seen);
+  assert.ok(median(limits) <= 4 && median(limits) >= 2, seen);
+});
+
+test("a receiver that hangs: the limit falls to the floor, and climbs again once it answers", async () => {
+  let hanging = true;
+  await endpointFor("hangs", () => (hanging ? "hang" : { status: 200, delayMs: 20 }));
+  await backlog("hangs", 50, "stuck");
+  await eventually(
+    () => currentLimit("hangs"),
+    (limit) => limit === 1,
+    { timeoutMs: 30_000 },
+  );
+
+  hanging = false;
+  await backlog("hangs", 1_500, "later");
+  const limit = await eventually(
+    () => currentLimit("hangs"),
+    (l) => l >= 8,
+    { timeoutMs: 30_000 },
+  );
+  assert.ok(limit >= 8);
+});

@@ -1,0 +1,121 @@
+import { type AttemptOutcome, loadSignalOf } from "@hookline/delivery";
+import { AdaptiveLimit, type QueueLimits } from "@hookline/queue";
+
+export interface AdaptiveConcurrencyDeps {
+  /** The ceiling (HOOKLINE_ENDPOINT_MAX_CONCURRENCY); the floor is 1. */
+  max: number;
+  now(): number;
+  /** The queue's global concurrency as the last writer (any worker process) left it. */
+  readConcurrency(queue: string): Promise<number | undefined>;
+  /** Writes limits into a queue (the producer's handles). */
+  writeQueueLimits(queue: string, limits: QueueLimits): Promise<void>;
+  /** The queue's limit changed: the consumer applies it (locally and in the queue). */
+  apply(queue: string, limits: QueueLimits): void;
+  /** True while the queue is open in this process; others are forgotten (the queue keeps the limit). */
+  isOpen(queue: string): boolean;
+}
+
+interface Entry {
+  limiter: AdaptiveLimit;
+  /** The queue's limits as the store gives them (the rate), with adaptive set. */
+  base: QueueLimits;
+  /** False until the limit was read from the queue, where other worker processes left it. */
+  seeded: boolean;
+  inFlight: number;
+}
+
+/** How often limits of queues no longer open here are dropped. */
+const PRUNE_EVERY_MS = 10_000;
+
+/**
+ * The adaptive limits of the queues this process serves. Each queue's limit lives in the queue
+ * itself as its BullMQ global concurrency, so it holds across every worker process: a process
+ * that opens a queue starts from the limit found there, and writes each change it learns back.
+ * Processes serving one endpoint see the same answers, so their limits move together; the queue
+ * holds the latest write.
+ */
+export class AdaptiveConcurrency {
+  private readonly entries = new Map<string, Entry>();
+  private readonly pruner: NodeJS.Timeout;
+
+  constructor(private readonly deps: AdaptiveConcurrencyDeps) {
+    this.pruner = setInterval(() => this.prune(), PRUNE_EVERY_MS);
+    this.pruner.unref();
+  }
+
+  /** The limits to enforce: an adaptive queue's with its current learned concurrency. */
+  resolve(queue: string, limits: QueueLimits): QueueLimits {
+    if (!limits.adaptive) return limits;
+    return { ...limits, maxInFlight: this.entry(queue, limits).limiter.limit };
+  }
+
+  /**
+   * Writes limits into a queue (the consumer's writer). The first write of an adaptive queue
+   * starts from the limit already in the queue, learned by whichever process served it last.
+   */
+  async writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
+    if (!limits.adaptive) return this.deps.writeQueueLimits(queue, limits);
+    const entry = this.entry(queue, limits);
+    let adopted = false;
+    if (!entry.seeded) {
+      const shared = await this.deps.readConcurrency(queue);
+      entry.seeded = true;
+      adopted = shared !== undefined && entry.limiter.adopt(shared);
+    }
+    await this.deps.writeQueueLimits(queue, { ...limits, maxInFlight: entry.limiter.limit });
+    // The consumer was given the start value: it applies the adopted limit locally too.
+    if (adopted) this.deps.apply(queue, this.resolve(queue, entry.base));
+  }
+
+  /** Runs one attempt of an adaptive queue's job and learns from its answer. */
+  async track(queue: string, attempt: () => Promise<AttemptOutcome | undefined>): Promise<void> {
+    const entry = this.entries.get(queue);
+    if (!entry) {
+      await attempt();
+      return;
+    }
+    entry.inFlight += 1;
+    const startedAt = this.deps.now();
+    const inFlight = entry.inFlight;
+    try {
+      const outcome = await attempt();
+      if (!outcome) return;
+      const sample = { startedAt, latencyMs: outcome.durationMs, signal: loadSignalOf(outcome), inFlight };
+      if (entry.limiter.observe(sample) && this.entries.get(queue) === entry)
+        this.deps.apply(queue, this.resolve(queue, entry.base));
+    } finally {
+      entry.inFlight -= 1;
+    }
+  }
+
+  /** The current limit of every adaptive queue open here (for the metrics gauge). */
+  limits(): { queue: string; limit: number }[] {
+    this.prune();
+    return [...this.entries].map(([queue, entry]) => ({ queue, limit: entry.limiter.limit }));
+  }
+
+  close(): void {
+    clearInterval(this.pruner);
+  }
+
+  private entry(queue: string, limits: QueueLimits): Entry {
+    let entry = this.entries.get(queue);
+    if (!entry) {
+      const settings = { floor: 1, start: Math.min(limits.maxInFlight, this.deps.max), max: this.deps.max };
+      entry = {
+        limiter: new AdaptiveLimit(settings, this.deps.now),
+        base: limits,
+        seeded: false,
+        inFlight: 0,
+      };
+      this.entries.set(queue, entry);
+    }
+    entry.base = limits;
+    return entry;
+  }
+
+  private prune(): void {
+    for (const [queue, entry] of this.entries)
+      if (entry.inFlight === 0 && !this.deps.isOpen(queue)) this.entries.delete(queue);
+  }
+}

@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { AdaptiveLimit, type LoadSignal } from "./adaptive-limit.js";
+
+const SETTINGS = { floor: 1, start: 4, max: 50 };
+
+/** How a simulated endpoint answers an attempt that arrives with n in flight (itself included). */
+type Endpoint = (n: number) => { latencyMs: number; signal: LoadSignal };
+
+/**
+ * An endpoint with an endless backlog, served under a limiter on a simulated clock: attempts start
+ * whenever fewer than the limit are in flight. run() records how long (simulated ms) each limit
+ * held after settleMs.
+ */
+function simulation(endpoint: Endpoint) {
+  const clock = { now: 0 };
+  const limiter = new AdaptiveLimit(SETTINGS, () => clock.now);
+  const inFlight: { startedAt: number; doneAt: number; latencyMs: number; signal: LoadSignal; n: number }[] =
+    [];
+  const heldMs = new Map<number, number>();
+  const run = (untilMs: number, settleMs = 0) => {
+    while (clock.now < untilMs) {
+      while (inFlight.length < limiter.limit) {
+        const n = inFlight.length + 1;
+        const answer = endpoint(n);
+        inFlight.push({ startedAt: clock.now, doneAt: clock.now + answer.latencyMs, n, ...answer });
+      }
+      inFlight.sort((a, b) => a.doneAt - b.doneAt);
+      const done = inFlight.shift();
+      if (!done) break;
+      if (done.doneAt > settleMs)
+        heldMs.set(
+          limiter.limit,
+          (heldMs.get(limiter.limit) ?? 0) + done.doneAt - Math.max(clock.now, settleMs),
+        );
+      clock.now = done.doneAt;
+      limiter.observe({
+        startedAt: done.startedAt,
+        latencyMs: done.latencyMs,
+        signal: done.signal,
+        inFlight: done.n,
+      });
+    }
+  };
+  return { limiter, heldMs, clock, run };
+}
+
+function simulate(endpoint: Endpoint, untilMs: number, settleMs = 0) {
+  const sim = simulation(endpoint);
+  sim.run(untilMs, settleMs);
+  return sim;
+}
+
+/** The limit held at least half the time. */
+function medianLimit(heldMs: Map<number, number>): number {
+  const total = [...heldMs.values()].reduce((a, b) => a + b, 0);
+  let seen = 0;
+  for (const [limit, ms] of [...heldMs].sort((a, b) => a[0] - b[0])) {
+    seen += ms;
+    if (seen >= total / 2) return limit;
+  }
+  return Number.NaN;
+}
+
+function share(heldMs: Map<number, number>, which: (limit: number) => boolean): number {
+  const total = [...heldMs.values()].reduce((a, b) => a + b, 0);
+  return [...heldMs].filter(([limit]) => which(limit)).reduce((a, [, ms]) => a + ms, 0) / total;
+}
+
+test("a fast endpoint takes the limit up to the ceiling", () => {
+  const { limiter } = simulate(() => ({ latencyMs: 2, signal: "ok" }), 2_000);
+  assert.equal(limiter.limit, 50);
+});
+
+test("an endpoint that slows down above 8 in flight holds the limit near 8", () => {
+  const { heldMs } = simulate((n) => ({ latencyMs: n > 8 ? 600 : 30, signal: "ok" }), 120_000, 20_000);
+  assert.equal(medianLimit(heldMs), 8, JSON.stringify([...heldMs]));
+  assert.ok(share(heldMs, (l) => l > 8) < 0.3, `mostly not above 8: ${JSON.stringify([...heldMs])}`);
+});
+
+test("an endpoint that answers 429 above 4 in flight holds the limit at or below 4", () => {
+  const { heldMs } = simulate(
+    (n) => (n > 4 ? { latencyMs: 5, signal: "overload" } : { latencyMs: 50, signal: "ok" }),
+    120_000,
+    20_000,
+  );
+  assert.equal(medianLimit(heldMs), 4, JSON.stringify([...heldMs]));
+  assert.ok(share(heldMs, (l) => l > 4) < 0.1, JSON.stringify([...heldMs]));
+});
+
+test("a hanging endpoint takes the limit to the floor, and it climbs again when the endpoint answers", () => {
+  let hanging = false;
+  const { limiter, clock, run } = simulation(() =>
+    hanging ? { latencyMs: 1_000, signal: "overload" } : { latencyMs: 10, signal: "ok" },
+  );
+  run(1_000);
+  assert.equal(limiter.limit, 50, "a fast start first");
+  hanging = true;
+  run(clock.now + 7_000);
+  assert.equal(limiter.limit, 1, "six rounds of timeouts halve 50 down to the floor");
+  hanging = false;
+  run(clock.now + 3_000);
+  assert.ok(limiter.limit >= 20, `climbs again once it answers: ${limiter.limit}`);
+});
+
+test("a batch of timeouts sent under one limit cuts it once, not once each", () => {
+  let now = 0;
+  const limiter = new AdaptiveLimit({ ...SETTINGS, start: 16 }, () => now);
+  now = 1_000;
+  for (let i = 0; i < 16; i++)
+    limiter.observe({ startedAt: 0, latencyMs: 1_000, signal: "overload", inFlight: 16 });
+  assert.equal(limiter.limit, 8);
+});
+
+test("a limit in no real use does not grow", () => {
+  let now = 0;
+  const limiter = new AdaptiveLimit(SETTINGS, () => now);
+  for (let i = 0; i < 1_000; i++) {
+    now += 100;
+    limiter.observe({ startedAt: now - 10, latencyMs: 10, signal: "ok", inFlight: 1 });
+  }
+  assert.equal(limiter.limit, 4, "one attempt at a time says nothing about four or more");
+});
+
+test("answers that say nothing about load (a 404) change nothing", () => {
+  let now = 0;
+  const limiter = new AdaptiveLimit(SETTINGS, () => now);
+  for (let i = 0; i < 100; i++) {
+    now += 10;
+    limiter.observe({ startedAt: now - 5, latencyMs: 5_000, signal: "neutral", inFlight: 4 });
+  }
+  assert.equal(limiter.limit, 4);
+});
+
+test("an adopted limit is kept within the floor and the ceiling", () => {
+  const limiter = new AdaptiveLimit(SETTINGS, () => 0);
+  assert.equal(limiter.adopt(500), true);
+  assert.equal(limiter.limit, 50);
+  limiter.adopt(0);
+  assert.equal(limiter.limit, 1);
+  assert.equal(limiter.adopt(1), false);
+});

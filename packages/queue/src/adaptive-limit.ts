@@ -1,0 +1,184 @@
+/** What one attempt says about its endpoint's load. */
+export type LoadSignal = "ok" | "overload" | "neutral";
+
+/** One finished attempt, as the limiter sees it. */
+export interface LimitSample {
+  /** When the attempt started, on the limiter's clock. */
+  startedAt: number;
+  /** How long the endpoint took to answer. */
+  latencyMs: number;
+  signal: LoadSignal;
+  /** Attempts this process had in flight to the queue when this one started, itself included. */
+  inFlight: number;
+}
+
+export interface AdaptiveLimitSettings {
+  /** The lowest limit: an endpoint that fails every attempt still gets this many. */
+  floor: number;
+  /** Where a queue nobody has measured yet begins. */
+  start: number;
+  /** The highest limit (HOOKLINE_ENDPOINT_MAX_CONCURRENCY). */
+  max: number;
+}
+
+/** A window whose mean latency passes baseline * TOLERANCE + SLACK_MS is a sign of queueing. */
+const TOLERANCE = 2;
+// Absolute slack: a receiver answering in 1 ms must not read as overloaded at 3 ms of event-loop lag.
+const SLACK_MS = 20;
+/** An overload (timeout, refused connection, 429, 5xx) halves the limit, as TCP halves its window. */
+const OVERLOAD_BACKOFF = 0.5;
+/** A latency rise cuts in proportion to it, keeping at most LATENCY_BACKOFF_MAX and at least LATENCY_BACKOFF_MIN. */
+const LATENCY_BACKOFF_MAX = 0.9;
+// Gentler than an overload: the window's slow answers were mostly queued behind the level where it began.
+const LATENCY_BACKOFF_MIN = 0.7;
+/** Near the limit that last overloaded the endpoint, one step up takes this many calm windows... */
+const PROBE_WINDOWS = 4;
+/**
+ * ...and, after a latency rise, this many times as long as the slow window took, so the limit
+ * spends most of its time below a ceiling that answers slowly rather than above it.
+ */
+const PROBE_PATIENCE = 2;
+const MAX_PROBE_WAIT_MS = 5_000;
+/** The unloaded latency may double every this many ms, so an endpoint that got slower for good is not read as overloaded forever. */
+const BASELINE_DOUBLING_MS = 30_000;
+
+/**
+ * An endpoint's concurrency limit, learned from its answers like a TCP congestion window: it
+ * doubles each window of calm answers at first (slow start), then grows by one per window, and
+ * only while the limit is actually in use; it is halved on an overload and cut in proportion when
+ * latency rises above the endpoint's unloaded latency. A window is `limit` answers to attempts
+ * started since the last change, so answers to attempts sent under an older limit (a whole batch
+ * of timeouts) count once, not once each. Near the limit that last overloaded the endpoint (after
+ * a latency rise: anywhere above the cut) it steps up only every few windows, so a ceiling is
+ * probed rarely instead of hit every cycle.
+ * Pure: the clock is passed in, and nothing here does I/O.
+ */
+export class AdaptiveLimit {
+  private value: number;
+  private slowStart = true;
+  /** Mean latency of the calmest recent window. */
+  private baselineMs: number | undefined;
+  private baselineAt = 0;
+  /** Samples of attempts started before this are ignored: they ran under an older limit. */
+  private changedAt: number;
+  private window = { count: 0, latencySum: 0, busiest: 0, firstStartedAt: Number.POSITIVE_INFINITY };
+  /** The limit at which the endpoint last showed overload; undefined once it has taken more. */
+  private overloadedAt: number | undefined;
+  private calmWindows = 0;
+  /** Steps up to this or above wait for PROBE_WINDOWS calm windows and probeWaitMs. */
+  private patientFrom = Number.POSITIVE_INFINITY;
+  /** How long to hold before such a step. */
+  private probeWaitMs = 0;
+
+  constructor(
+    private readonly settings: AdaptiveLimitSettings,
+    private readonly now: () => number,
+  ) {
+    this.value = this.clamp(settings.start);
+    this.changedAt = now();
+  }
+
+  /** The limit now. */
+  get limit(): number {
+    return this.value;
+  }
+
+  /** Takes a limit learned elsewhere (another worker process, via the queue); true when it changed. */
+  adopt(limit: number): boolean {
+    const next = this.clamp(limit);
+    if (next === this.value) return false;
+    this.value = next;
+    this.changed();
+    return true;
+  }
+
+  /** Learns from one finished attempt; true when the limit changed. */
+  observe(sample: LimitSample): boolean {
+    if (sample.startedAt < this.changedAt || sample.signal === "neutral") return false;
+    // A hard refusal marks its own level: only the step back up to it is patient.
+    if (sample.signal === "overload") return this.cut(OVERLOAD_BACKOFF, 0, this.value);
+
+    this.window.count += 1;
+    this.window.latencySum += sample.latencyMs;
+    this.window.busiest = Math.max(this.window.busiest, sample.inFlight);
+    this.window.firstStartedAt = Math.min(this.window.firstStartedAt, sample.startedAt);
+    if (this.window.count < this.value) return false;
+    const meanMs = this.window.latencySum / this.window.count;
+    // Growth must be earned: a window that never used half the limit says nothing about more.
+    const used = this.window.busiest * 2 >= this.value;
+    const tookMs = this.now() - this.window.firstStartedAt;
+    this.resetWindow();
+
+    const baseline = this.updateBaseline(meanMs);
+    const bound = baseline * TOLERANCE + SLACK_MS;
+    if (meanMs > bound) {
+      const ratio = Math.max(LATENCY_BACKOFF_MIN, Math.min(LATENCY_BACKOFF_MAX, bound / meanMs));
+      // Latency rises before the level where it shows: every step above the cut is patient.
+      const next = this.clamp(Math.floor(this.value * ratio));
+      return this.cut(ratio, Math.min(MAX_PROBE_WAIT_MS, PROBE_PATIENCE * tookMs), next + 1);
+    }
+    if (!used) return false;
+    return this.grow();
+  }
+
+  private grow(): boolean {
+    if (this.overloadedAt !== undefined && this.value >= this.overloadedAt) {
+      // A calm window at the limit that once overloaded it: the endpoint takes more now.
+      this.overloadedAt = undefined;
+      this.patientFrom = Number.POSITIVE_INFINITY;
+    }
+    let next = this.value + 1;
+    if (this.slowStart) next = this.value * 2;
+    else if (next >= this.patientFrom) {
+      this.calmWindows += 1;
+      if (this.calmWindows < PROBE_WINDOWS || this.now() - this.changedAt < this.probeWaitMs) return false;
+    }
+    return this.set(next);
+  }
+
+  private cut(ratio: number, probeWaitMs: number, patientFrom: number): boolean {
+    this.slowStart = false;
+    this.probeWaitMs = probeWaitMs;
+    this.patientFrom = patientFrom;
+    this.overloadedAt = this.value;
+    const changed = this.set(Math.floor(this.value * ratio));
+    // At the floor nothing changes, but answers to attempts already sent still count once only.
+    this.changed();
+    return changed;
+  }
+
+  private set(limit: number): boolean {
+    const next = this.clamp(limit);
+    if (next === this.value) return false;
+    this.value = next;
+    this.changed();
+    return true;
+  }
+
+  private changed(): void {
+    this.changedAt = this.now();
+    this.resetWindow();
+    this.calmWindows = 0;
+  }
+
+  private resetWindow(): void {
+    this.window = { count: 0, latencySum: 0, busiest: 0, firstStartedAt: Number.POSITIVE_INFINITY };
+  }
+
+  /** Updates the unloaded latency with a window's mean; returns the one to judge this window by. */
+  private updateBaseline(meanMs: number): number {
+    const now = this.now();
+    // Judged against the baseline from before this window, so a slow window cannot excuse itself.
+    const judge =
+      this.baselineMs === undefined
+        ? meanMs
+        : this.baselineMs * 2 ** ((now - this.baselineAt) / BASELINE_DOUBLING_MS);
+    this.baselineMs = Math.min(judge, meanMs);
+    this.baselineAt = now;
+    return judge;
+  }
+
+  private clamp(limit: number): number {
+    return Math.max(this.settings.floor, Math.min(this.settings.max, Math.round(limit)));
+  }
+}
