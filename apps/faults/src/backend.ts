@@ -1,9 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { readTestSettings } from "@hookline/testkit";
+import { rm } from "node:fs/promises";
+import { freshEmbeddedDataDir, readTestSettings } from "@hookline/testkit";
 import { reapOnExit } from "./reaper.js";
 import {
   freePort,
@@ -83,7 +81,7 @@ export async function deploy(
       dispose: async () => {},
     };
   }
-  const dataDir = await mkdtemp(join(tmpdir(), "hookline-faults-"));
+  const dataDir = await freshEmbeddedDataDir("hookline-faults-");
   const unreap = reapOnExit(() => rmSync(dataDir, { recursive: true, force: true }));
   return {
     env: {

@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import type { RedisOptions } from "@hookline/config";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { freshEmbeddedDataDir } from "./embedded-data-dir.js";
 import type { TestBackendKind, TestSettings } from "./settings.js";
 
 /** A fresh, isolated place to run against: its own database (or in-memory PGlite) and queue prefix. */
@@ -32,7 +31,7 @@ export async function createTestBackend(
   const { adminUrl, redis } = settings;
   const prefix = `t${randomBytes(4).toString("hex")}`;
   if (kind === "embedded") {
-    const dataDir = await mkdtemp(join(tmpdir(), "hookline-test-"));
+    const dataDir = await freshEmbeddedDataDir("hookline-test-");
     return {
       kind,
       databaseUrl: undefined,

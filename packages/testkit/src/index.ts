@@ -1,4 +1,5 @@
 export { createTestBackend, type TestBackend } from "./backend.js";
+export { freshEmbeddedDataDir } from "./embedded-data-dir.js";
 export { type LoadReceiver, type LoadReply, startLoadReceiver } from "./load-receiver.js";
 export { type HooklineApp, type HooklineProcess, spawnHookline } from "./processes.js";
 export { type CuttableProxy, startCuttableProxy, startDatabaseProxy } from "./proxy.js";
