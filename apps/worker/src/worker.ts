@@ -69,7 +69,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   );
   const recorder = new Batcher<AttemptResult, string | undefined>(async (results) => {
     const ids = await recordAttempts(deps.db, results, new Date(now()));
-    deps.attemptsRecorded?.publish();
+    if (ids.some((id) => id !== undefined)) deps.attemptsRecorded?.publish();
     if (deps.metrics) countRecorded(deps.metrics, results, ids);
     return ids;
   });
