@@ -7,8 +7,8 @@ import { AttemptFeed, type AttemptSource, FeedOverflowError } from "./attempt-fe
 function fakeSource(): AttemptSource & { record(tenantId: string, endpointId?: string): AttemptRecord } {
   const rows: AttemptRecord[] = [];
   return {
-    lastId: async () => rows.at(-1)?.id ?? "0",
-    after: async (after, limit) => rows.filter((row) => BigInt(row.id) > BigInt(after)).slice(0, limit),
+    lastId: async () => BigInt(rows.at(-1)?.id ?? "0"),
+    after: async (after, limit) => rows.filter((row) => BigInt(row.id) > after).slice(0, limit),
     record(tenantId, endpointId = "ep") {
       const id = String(rows.length + 1);
       const row: AttemptRecord = {

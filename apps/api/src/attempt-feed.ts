@@ -1,18 +1,21 @@
-import type { AttemptFilter, AttemptRecord, Database } from "@hookline/store";
+import type { AttemptFilter, AttemptRecord, StoreDb } from "@hookline/store";
 import { attemptsAfter, lastAttemptId, matchesAttemptFilter } from "@hookline/store";
-import type { Kysely } from "kysely";
+import { attemptIdForStore, attemptIdFromStore } from "./attempt-id.js";
 
 /** Where the feed reads attempts from; `storeAttemptSource(db)` is the PostgreSQL one. */
 export interface AttemptSource {
-  /** The id of the newest attempt ("0" when there is none). */
-  lastId(): Promise<string>;
+  /** The id of the newest attempt (0 when there is none). */
+  lastId(): Promise<bigint>;
   /** Up to limit attempts with ids above after, in id order. */
-  after(after: string, limit: number): Promise<AttemptRecord[]>;
+  after(after: bigint, limit: number): Promise<AttemptRecord[]>;
 }
 
-/** Reads attempts from the store. */
-export function storeAttemptSource(db: Kysely<Database>): AttemptSource {
-  return { lastId: () => lastAttemptId(db), after: (after, limit) => attemptsAfter(db, after, limit) };
+/** Reads every tenant's attempts from the store; the feed filters them per subscription. */
+export function storeAttemptSource(db: StoreDb): AttemptSource {
+  return {
+    lastId: async () => attemptIdFromStore(await lastAttemptId(db)),
+    after: (after, limit) => attemptsAfter(db, {}, attemptIdForStore(after), limit),
+  };
 }
 
 /**
@@ -58,7 +61,7 @@ export class AttemptFeed {
     private readonly options: { bufferLimit: number; safetyPollMs: number },
   ) {
     this.started = source.lastId().then((id) => {
-      this.position = BigInt(id);
+      this.position = id;
     });
   }
 
@@ -72,7 +75,7 @@ export class AttemptFeed {
     // An idle feed reads nothing, so its position may be old: catch it up, or a new stream that
     // asked for "only new attempts" would be handed ones recorded while nobody was watching.
     if (this.subscriptions.size === 0 && !this.reading) {
-      const latest = BigInt(await this.source.lastId());
+      const latest = await this.source.lastId();
       if (this.subscriptions.size === 0 && !this.reading && latest > this.position) this.position = latest;
     }
     const subscription = new Subscription(filter, this.options.bufferLimit, signal, () => {
@@ -115,12 +118,12 @@ export class AttemptFeed {
     for (;;) {
       // A page never exceeds one subscriber's buffer, so a reader that keeps up never overflows.
       const pageSize = Math.min(1000, this.options.bufferLimit);
-      const page = await this.source.after(this.position.toString(), pageSize);
+      const page = await this.source.after(this.position, pageSize);
       // Broadcast synchronously with the position update, so a subscriber that joins between
       // pages starts exactly where the last delivered batch ended.
       for (const attempt of page) {
         for (const subscription of this.subscriptions) subscription.offer(attempt);
-        this.position = BigInt(attempt.id);
+        this.position = attemptIdFromStore(attempt.id);
       }
       if (page.length < pageSize) return;
     }
@@ -166,7 +169,7 @@ class Subscription implements FeedSubscription {
       this.closed ||
       !this.live ||
       !matchesAttemptFilter(this.filter, attempt) ||
-      BigInt(attempt.id) <= this.floor
+      attemptIdFromStore(attempt.id) <= this.floor
     )
       return;
     const bytes = attemptBytes(attempt);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { HooklineConfig } from "@hookline/config";
 import { createAddressPolicy } from "@hookline/delivery";
-import type { Infrastructure, Logger, Signal } from "@hookline/runtime";
+import type { Infrastructure, Logger } from "@hookline/runtime";
 import { generateSecret } from "@hookline/signing";
 import { ping } from "@hookline/store";
 import { startApiServer } from "./api.js";
@@ -15,14 +15,6 @@ import { StreamLimiter } from "./stream-limiter.js";
 // The console app's build output, beside this package in the workspace (apps/console/dist).
 const CONSOLE_DIR = fileURLToPath(new URL("../../console/dist/", import.meta.url));
 
-/** How the api hears about, and tells of, changes made by other parts of the system. */
-export interface ApiSignals {
-  /** Fires when attempts were recorded (in process, or relayed from PostgreSQL NOTIFY). */
-  attempts: Signal;
-  /** Called when an endpoint appears or is re-enabled, so workers serve it at once. */
-  onEndpointsChanged?: () => void;
-}
-
 /** A running api. */
 export interface ApiServer extends ListeningServer {
   /** WatchAttempts streams currently open. */
@@ -34,7 +26,6 @@ export async function startApiFromConfig(
   config: HooklineConfig,
   infra: Infrastructure,
   log: Logger,
-  signals: ApiSignals,
 ): Promise<ApiServer> {
   refuseOpenExposure(config);
   const attemptFeed = new AttemptFeed(storeAttemptSource(infra.store.db), {
@@ -42,30 +33,38 @@ export async function startApiFromConfig(
     safetyPollMs: config.watchPollIntervalMs,
   });
   const now = () => new Date();
-  const unsubscribe = signals.attempts.subscribe(() => attemptFeed.wake());
-  const server = await startApiServer(
-    {
-      db: infra.store.db,
-      producer: infra.producer,
-      attemptFeed,
-      streams: new StreamLimiter(config.streams),
-      maxResponseBytes: config.delivery.maxResponseBytes,
-      addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
-      maxDataBytes: config.maxDataBytes,
-      maxEndpointsPerTenant: config.maxEndpointsPerTenant,
-      now,
-      // Without a configured key, links last as long as this process (documented in the README).
-      portalKey: config.portalKey ? Buffer.from(config.portalKey) : randomBytes(32),
-      generateSecret: () => generateSecret(),
-      ...(signals.onEndpointsChanged && { onEndpointsChanged: signals.onEndpointsChanged }),
-      checkStore: () => ping(infra.store.db),
-      log,
-      ...(config.faultExitAfterCommit > 0 && {
-        emitEvent: exitAfterCommits(createEmitBatcher(infra.store.db, now), config.faultExitAfterCommit),
-      }),
-    },
-    { ...config.api, tokens: config.apiTokens, limits: config.connections, consoleDir: CONSOLE_DIR },
-  );
+  const unsubscribe = await infra.signals.attemptsRecorded.subscribe(() => attemptFeed.wake());
+  let server: Awaited<ReturnType<typeof startApiServer>>;
+  try {
+    server = await startApiServer(
+      {
+        db: infra.store.db,
+        producer: infra.producer,
+        attemptFeed,
+        streams: new StreamLimiter(config.streams),
+        maxResponseBytes: config.delivery.maxResponseBytes,
+        addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
+        maxDataBytes: config.maxDataBytes,
+        maxEndpointsPerTenant: config.maxEndpointsPerTenant,
+        now,
+        // Without a configured key, links last as long as this process (documented in the README).
+        portalKey: config.portalKey ? Buffer.from(config.portalKey) : randomBytes(32),
+        generateSecret: () => generateSecret(),
+        // Workers, in this process or others, serve a new endpoint's queue at once, not at their next scan.
+        onEndpointsChanged: () => infra.signals.endpointsChanged.publish(),
+        checkStore: () => ping(infra.store.db),
+        log,
+        ...(config.faultExitAfterCommit > 0 && {
+          emitEvent: exitAfterCommits(createEmitBatcher(infra.store.db, now), config.faultExitAfterCommit),
+        }),
+      },
+      { ...config.api, tokens: config.apiTokens, limits: config.connections, consoleDir: CONSOLE_DIR },
+    );
+  } catch (error) {
+    unsubscribe();
+    attemptFeed.close();
+    throw error;
+  }
   return {
     host: server.host,
     port: server.port,

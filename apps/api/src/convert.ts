@@ -20,6 +20,7 @@ import type {
   EndpointRecord,
   EventRecord,
 } from "@hookline/store";
+import { attemptIdFromStore } from "./attempt-id.js";
 
 const DELIVERY_STATUS: Record<DeliveryStatusValue, DeliveryStatus> = {
   pending: DeliveryStatus.PENDING,
@@ -76,7 +77,7 @@ export function deliveryMessage(record: DeliveryRecord): Delivery {
 
 export function attemptMessage(record: AttemptRecord): Attempt {
   return create(AttemptSchema, {
-    id: BigInt(record.id),
+    id: attemptIdFromStore(record.id),
     tenantId: record.tenantId,
     deliveryId: record.deliveryId,
     eventId: record.eventId,

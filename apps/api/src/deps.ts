@@ -1,14 +1,13 @@
 import type { AddressPolicy } from "@hookline/delivery";
 import type { DeliveryProducer } from "@hookline/queue";
 import type { Logger } from "@hookline/runtime";
-import type { Database, EmitResult, NewEvent } from "@hookline/store";
-import type { Kysely } from "kysely";
+import type { EmitResult, NewEvent, StoreDb } from "@hookline/store";
 import type { AttemptFeed } from "./attempt-feed.js";
 import type { StreamLimiter } from "./stream-limiter.js";
 
 /** What the RPC handlers need; built once in the composition root. */
 export interface ApiDeps {
-  db: Kysely<Database>;
+  db: StoreDb;
   producer: Pick<DeliveryProducer, "enqueue" | "discard" | "writeLimits" | "currentLimit">;
   /** New attempts for WatchAttempts streams. */
   attemptFeed: AttemptFeed;
@@ -26,7 +25,7 @@ export interface ApiDeps {
   /** Signs and checks portal links (HOOKLINE_PORTAL_KEY, or a random key per process). */
   portalKey: Buffer;
   generateSecret(): string;
-  /** Told when an endpoint appears or comes back, so an in-process worker can serve it at once. */
+  /** Told when an endpoint appears or comes back, so that workers serve it at once. */
   onEndpointsChanged?: () => void;
   /** Whether the store answers now; gRPC health reports NOT_SERVING while it does not. */
   checkStore(): Promise<boolean>;

@@ -1,12 +1,5 @@
 import { Batcher } from "@hookline/batching";
-import {
-  type Database,
-  type EmitResult,
-  emitEvents,
-  isConnectionError,
-  type NewEvent,
-} from "@hookline/store";
-import type { Kysely } from "kysely";
+import { type EmitResult, emitEvents, isConnectionError, type NewEvent, type StoreDb } from "@hookline/store";
 
 /** Emit transactions in flight at once; each carries every call that arrived meanwhile. */
 const IN_FLIGHT = 4;
@@ -18,10 +11,7 @@ const MAX_BATCH = 128;
  * fail for a reason other than a lost database, each event is retried alone, so one bad event
  * fails only its own call.
  */
-export function createEmitBatcher(
-  db: Kysely<Database>,
-  now: () => Date,
-): (event: NewEvent) => Promise<EmitResult> {
+export function createEmitBatcher(db: StoreDb, now: () => Date): (event: NewEvent) => Promise<EmitResult> {
   const batcher = new Batcher<NewEvent, PromiseSettledResult<EmitResult>>(
     async (events) => {
       try {

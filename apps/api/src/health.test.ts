@@ -6,7 +6,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { loadConfig } from "@hookline/config";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@hookline/contracts";
-import { createLogger, createSignal, type Infrastructure, openInfrastructure } from "@hookline/runtime";
+import { createLogger, type Infrastructure, openInfrastructure } from "@hookline/runtime";
 import { connectStore, type StoreConnection } from "@hookline/store";
 import {
   type CuttableProxy,
@@ -41,7 +41,7 @@ describe("grpc.health.v1.Health follows the store", () => {
       { databaseUrl: String(through.config.connectionString) },
       { onError: () => {} },
     );
-    api = await startApiFromConfig(config, { ...infra, store }, log, { attempts: createSignal() });
+    api = await startApiFromConfig(config, { ...infra, store }, log);
     health = createClient(Health, createGrpcTransport({ baseUrl: `http://127.0.0.1:${api.port}` }));
   });
   after(async () => {

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { loadConfig } from "@hookline/config";
-import { createLogger, createSignal, type Infrastructure, openInfrastructure } from "@hookline/runtime";
+import { createLogger, type Infrastructure, openInfrastructure } from "@hookline/runtime";
 import { createTestBackend, type TestBackend, type TestSettings } from "@hookline/testkit";
 import { type ApiServer, startApiFromConfig } from "./compose.js";
 
@@ -116,7 +116,7 @@ export async function startTestApi(
   let server: ApiServer | undefined;
   try {
     infra = await openInfrastructure(config, log);
-    server = await startApiFromConfig(config, infra, log, { attempts: createSignal() });
+    server = await startApiFromConfig(config, infra, log);
   } catch (error) {
     await infra?.close();
     await backend.dispose();

@@ -1,7 +1,8 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { WatchAttemptsRequest, WatchAttemptsResponse } from "@hookline/contracts";
-import { listAttemptsAfter } from "@hookline/store";
+import { attemptsAfter } from "@hookline/store";
 import { FeedOverflowError } from "./attempt-feed.js";
+import { attemptIdForStore, attemptIdFromStore } from "./attempt-id.js";
 import { endpointFor, principalKey, tenantFor } from "./auth.js";
 import { attemptMessage } from "./convert.js";
 import type { ApiDeps } from "./deps.js";
@@ -78,18 +79,18 @@ export async function* watchAttempts(
         break;
       }
       const coveredUpTo = feed.lastId;
-      const page = await listAttemptsAfter(deps.db, filter, cursor.toString(), pageRows);
+      const page = await attemptsAfter(deps.db, filter, attemptIdForStore(cursor), pageRows);
       const rows = page.length;
       // Hand each row over and drop it, so a stalled client pins at most what is left of the page.
       for (let attempt = page.shift(); attempt; attempt = page.shift()) {
-        cursor = BigInt(attempt.id);
+        cursor = attemptIdFromStore(attempt.id);
         yield { attempt: attemptMessage(attempt) };
       }
       // A short page read everything committed when it started, which includes coveredUpTo.
       scanned = rows < pageRows ? (cursor > coveredUpTo ? cursor : coveredUpTo) : cursor;
     }
     for await (const attempt of live) {
-      const id = BigInt(attempt.id);
+      const id = attemptIdFromStore(attempt.id);
       if (id <= cursor) continue;
       cursor = id;
       yield { attempt: attemptMessage(attempt) };

@@ -3,7 +3,6 @@ import type { HooklineConfig } from "@hookline/config";
 import type { HooklineMetrics } from "@hookline/metrics";
 import {
   createProcessMetrics,
-  createSignal,
   type Infrastructure,
   type Logger,
   openInfrastructure,
@@ -28,22 +27,13 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
   const infra = await openInfrastructure(config, log);
   let worker: RunningWorker | undefined;
   try {
-    // In one process the worker tells the api's streams directly: PGlite has no cross-connection
-    // NOTIFY, and in process it is quicker anyway.
-    const attempts = createSignal();
+    // The worker and the api tell each other through infra.signals: at once in process, and on a
+    // real PostgreSQL also to other processes sharing the database.
     let api: ApiServer | undefined;
     const metrics = createProcessMetrics(infra.producer.routing, infra.store.db, () => api?.openStreams ?? 0);
-    worker = await startWorkerFromConfig(config, infra, log, {
-      onAttemptsRecorded: () => attempts.notify(),
-      metrics,
-    });
+    worker = await startWorkerFromConfig(config, infra, log, { metrics });
     const running = worker;
-    api = await startApiFromConfig(config, infra, log, {
-      attempts,
-      onEndpointsChanged: () => {
-        running.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message }));
-      },
-    });
+    api = await startApiFromConfig(config, infra, log);
     const metricsServer = await serveMetricsIfConfigured(config, metrics);
     const runningApi = api;
     let closed: Promise<void> | undefined;

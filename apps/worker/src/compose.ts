@@ -9,7 +9,7 @@ export async function startWorkerFromConfig(
   config: HooklineConfig,
   infra: Infrastructure,
   log: Logger,
-  hooks: { onAttemptsRecorded?: () => void; metrics?: HooklineMetrics } = {},
+  hooks: { metrics?: HooklineMetrics } = {},
 ): Promise<RunningWorker> {
   const http = createHttpClient({
     timeoutMs: config.delivery.timeoutMs,
@@ -31,10 +31,25 @@ export async function startWorkerFromConfig(
     idleCloseMs: config.queue.queueIdleMs,
     stalledAfterMs: config.queue.stalledAfterMs,
     log,
+    attemptsRecorded: infra.signals.attemptsRecorded,
     ...hooks,
   });
-  // Jobs this process adds (its retries; in the embedded service, every Emit) open their queues at once.
-  infra.onFed((fed) => worker.fed(fed));
+  // Jobs added anywhere (this process's retries; the api's Emit, in this process or another) open
+  // their queues at once, and so do new or re-enabled endpoints, instead of at the next scan.
+  const unsubscribe: (() => void)[] = [];
+  try {
+    unsubscribe.push(await infra.signals.workFed.subscribe((fed) => worker.fed(fed)));
+    unsubscribe.push(
+      await infra.signals.endpointsChanged.subscribe(() => {
+        worker.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message }));
+      }),
+    );
+  } catch (error) {
+    for (const stop of unsubscribe) stop();
+    await worker.close();
+    await http.close();
+    throw error;
+  }
   return {
     discover: worker.discover,
     fed: worker.fed,
@@ -44,6 +59,7 @@ export async function startWorkerFromConfig(
     sweep: worker.sweep,
     maintain: worker.maintain,
     async close() {
+      for (const stop of unsubscribe) stop();
       await worker.close();
       await http.close();
     },

@@ -1,9 +1,8 @@
 import type { DeliveryConsumer, FedQueue, QueueLimits, QueueRouting } from "@hookline/queue";
-import { type Database, endpointLimits, findEndpointsWithWork } from "@hookline/store";
-import type { Kysely } from "kysely";
+import { endpointLimits, findEndpointsWithWork, type StoreDb } from "@hookline/store";
 
 export interface DemandDeps {
-  db: Kysely<Database>;
+  db: StoreDb;
   routing: QueueRouting;
   consumer: Pick<DeliveryConsumer, "demand" | "hasOpen" | "openEndpoints" | "updateLimits">;
   now(): number;

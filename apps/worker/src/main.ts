@@ -2,13 +2,11 @@ import { loadConfig } from "@hookline/config";
 import {
   createLogger,
   createProcessMetrics,
-  decodeWorkNews,
   onShutdownSignal,
   openInfrastructure,
   runMain,
   serveMetricsIfConfigured,
 } from "@hookline/runtime";
-import { CHANNELS, listen } from "@hookline/store";
 import { startWorkerFromConfig } from "./compose.js";
 import { type ReadinessChecks, startHealthServer, workerReadiness } from "./health-server.js";
 
@@ -28,19 +26,6 @@ await runMain(log, async () => {
   const metrics = createProcessMetrics(infra.producer.routing, infra.store.db);
   const metricsServer = await serveMetricsIfConfigured(config, metrics);
   const worker = await startWorkerFromConfig(config, infra, log, { metrics });
-  const endpointSignals = await listen(
-    infra.store.pgConfig,
-    CHANNELS.endpoints,
-    () => worker.discover().catch((error: Error) => log.warn("discovery failed", { error: error.message })),
-    (error) => log.warn("endpoint signal connection lost; reconnecting", { error: error.message }),
-  );
-  // Other processes' jobs (the api's Emit, other workers' retries): open their queues at once.
-  const workSignals = await listen(
-    infra.store.pgConfig,
-    CHANNELS.work,
-    (payload) => worker.fed(decodeWorkNews(payload)),
-    (error) => log.warn("work signal connection lost; reconnecting", { error: error.message }),
-  );
   readiness = workerReadiness(infra);
   log.info("worker ready", {
     queue: infra.queueBackend.kind,
@@ -50,8 +35,6 @@ await runMain(log, async () => {
   onShutdownSignal(async () => {
     await health?.close();
     await metricsServer?.close();
-    await endpointSignals.close();
-    await workSignals.close();
     await worker.close();
     await infra.close();
   }, log.info);

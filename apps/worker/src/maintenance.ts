@@ -1,15 +1,13 @@
 import {
-  type Database,
   disableFailingEndpoints,
-  LOCK_KEYS,
   purgeOlderThan,
+  runExclusively,
+  type StoreDb,
   vacuumAnalyze,
-  withTryLock,
 } from "@hookline/store";
-import type { Kysely } from "kysely";
 
 export interface MaintenanceDeps {
-  db: Kysely<Database>;
+  db: StoreDb;
   now(): number;
   /** Endpoints failing without a success for this long are disabled. */
   disableAfterMs: number;
@@ -27,7 +25,7 @@ export interface MaintenanceResult {
 
 /** Auto-disable and retention, run by one worker process at a time. */
 export async function maintainOnce(deps: MaintenanceDeps): Promise<MaintenanceResult | undefined> {
-  return withTryLock(deps.db, LOCK_KEYS.maintenance, async () => {
+  return runExclusively(deps.db, "maintenance", async () => {
     const now = deps.now();
     const disabled = await disableFailingEndpoints(
       deps.db,

@@ -1,12 +1,5 @@
 import type { DeliveryProducer } from "@hookline/queue";
-import {
-  type Database,
-  findOverdueDeliveries,
-  LOCK_KEYS,
-  type OverdueDelivery,
-  withTryLock,
-} from "@hookline/store";
-import type { Kysely } from "kysely";
+import { findOverdueDeliveries, type OverdueDelivery, runExclusively, type StoreDb } from "@hookline/store";
 
 /** The store calls a sweep makes (the SQL stays in @hookline/store). */
 export interface SweeperStore {
@@ -17,9 +10,9 @@ export interface SweeperStore {
 }
 
 /** The sweeper's store on PostgreSQL: an advisory lock and one query. */
-export function sweeperStore(db: Kysely<Database>): SweeperStore {
+export function sweeperStore(db: StoreDb): SweeperStore {
   return {
-    exclusively: (fn) => withTryLock(db, LOCK_KEYS.sweeper, fn),
+    exclusively: (fn) => runExclusively(db, "sweeper", fn),
     findOverdue: (dueBefore, limit) => findOverdueDeliveries(db, dueBefore, limit),
   };
 }

@@ -3,16 +3,15 @@ import type { HttpClient, RetryPolicy } from "@hookline/delivery";
 import { type HooklineMetrics, statusClassOf } from "@hookline/metrics";
 import type { FedQueue, QueueBackend } from "@hookline/queue";
 import { DeliveryConsumer, type DeliveryProducer } from "@hookline/queue";
-import type { Logger } from "@hookline/runtime";
+import type { ChangeSignals, Logger } from "@hookline/runtime";
 import {
   type AttemptResult,
   cancelDeliveries,
-  type Database,
   type DeliveryWork,
   loadDeliveryWork,
   recordAttempts,
+  type StoreDb,
 } from "@hookline/store";
-import type { Kysely } from "kysely";
 import { AdaptiveConcurrency } from "./adaptive-concurrency.js";
 import { watchDemand } from "./demand.js";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
@@ -21,7 +20,7 @@ import { processDelivery } from "./process-delivery.js";
 import { sweeperStore, sweepOnce } from "./sweeper.js";
 
 export interface WorkerDeps {
-  db: Kysely<Database>;
+  db: StoreDb;
   queueBackend: QueueBackend;
   producer: DeliveryProducer;
   http: HttpClient;
@@ -41,8 +40,8 @@ export interface WorkerDeps {
   now?: () => number;
   random?: () => number;
   log?: Logger;
-  /** Called after each batch of attempts is committed (an in-process api streams them). */
-  onAttemptsRecorded?: () => void;
+  /** Published after each batch of attempts is committed: WatchAttempts streams read them. */
+  attemptsRecorded?: Pick<ChangeSignals["attemptsRecorded"], "publish">;
   metrics?: HooklineMetrics;
 }
 
@@ -73,7 +72,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   );
   const recorder = new Batcher<AttemptResult, string | undefined>(async (results) => {
     const ids = await recordAttempts(deps.db, results, new Date(now()));
-    deps.onAttemptsRecorded?.();
+    if (ids.some((id) => id !== undefined)) deps.attemptsRecorded?.publish();
     if (deps.metrics) countRecorded(deps.metrics, results, ids);
     return ids;
   });

@@ -1,28 +1,21 @@
 import type { HooklineConfig } from "@hookline/config";
-import {
-  DeliveryProducer,
-  type FedQueue,
-  openQueueBackend,
-  type QueueBackend,
-  QueueRouting,
-} from "@hookline/queue";
-import { CHANNELS, connectStore, notify, type StoreConnection } from "@hookline/store";
+import { DeliveryProducer, openQueueBackend, type QueueBackend, QueueRouting } from "@hookline/queue";
+import { connectStore, type StoreConnection } from "@hookline/store";
+import type { ChangeSignals } from "./change-signals.js";
+import { inProcessSignals } from "./in-process-signals.js";
 import type { Logger } from "./logger.js";
-import { encodeWorkNews } from "./work-news.js";
+import { postgresSignals } from "./postgres-signals.js";
 
 /** Where an adaptive limit starts before any worker has learned one: twice the old fixed default. */
 const ADAPTIVE_START = 4;
 
-/** The store, the queue backend and a producer: what both the api and the worker stand on. */
+/** The store, the queue backend, a producer and the change signals: what the api and the worker stand on. */
 export interface Infrastructure {
   store: StoreConnection;
   queueBackend: QueueBackend;
   producer: DeliveryProducer;
-  /**
-   * Hears of jobs this process's producer added (a worker in this process opens their queues).
-   * On a real PostgreSQL the news also goes to other processes, on CHANNELS.work.
-   */
-  onFed(listener: (fed: FedQueue[]) => void): void;
+  /** News between the parts of Hookline; the producer publishes workFed for the jobs it adds. */
+  signals: ChangeSignals;
   close(): Promise<void>;
 }
 
@@ -51,7 +44,9 @@ export async function openInfrastructure(config: HooklineConfig, log: Logger): P
             pollIntervalMs: config.queue.pollIntervalMs,
           },
     );
-    const listeners: ((fed: FedQueue[]) => void)[] = [];
+    // Chosen once, here: NOTIFY/LISTEN reaches every process on a real PostgreSQL; embedded PGlite
+    // has no NOTIFY across connections, and belongs to one process anyway.
+    const signals = store.embedded ? inProcessSignals() : postgresSignals(store, log);
     const { endpointConcurrency, endpointMaxConcurrency } = config.queue;
     const routing = new QueueRouting(
       config.queue.lanes,
@@ -60,23 +55,17 @@ export async function openInfrastructure(config: HooklineConfig, log: Logger): P
         : { maxInFlight: endpointConcurrency },
     );
     const producer = new DeliveryProducer(queueBackend, routing, {
-      onFed: (fed) => {
-        for (const listener of listeners) listener(fed);
-        // Embedded PGlite is one process: nobody else to tell.
-        if (store.embedded) return;
-        notify(store.db, CHANNELS.work, encodeWorkNews(fed)).catch((error: Error) =>
-          log.warn("work signal failed; workers find the jobs on their next scan", { error: error.message }),
-        );
-      },
+      onFed: (fed) => signals.workFed.publish(fed),
     });
     return {
       store,
       queueBackend,
       producer,
-      onFed: (listener) => listeners.push(listener),
+      signals,
       async close() {
         await producer.close();
         await queueBackend.close();
+        await signals.close();
         await store.close();
       },
     };

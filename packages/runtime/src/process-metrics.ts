@@ -1,13 +1,12 @@
 import type { HooklineConfig } from "@hookline/config";
 import { HooklineMetrics, serveMetrics } from "@hookline/metrics";
 import type { QueueRouting } from "@hookline/queue";
-import { type Database, pendingByEndpoint } from "@hookline/store";
-import type { Kysely } from "kysely";
+import { pendingByEndpoint, type StoreDb } from "@hookline/store";
 
 /** This process's metrics: the backlog per queue read from the store, and open streams if it serves any. */
 export function createProcessMetrics(
   routing: QueueRouting,
-  db: Kysely<Database>,
+  db: StoreDb,
   openStreams?: () => number,
 ): HooklineMetrics {
   return new HooklineMetrics({

@@ -1,7 +1,6 @@
 import { type Kysely, type Selectable, sql } from "kysely";
-import { LOCK_KEYS } from "./locks.js";
-import { CHANNELS, notify } from "./notifications.js";
 import { decodePageToken, pageOf } from "./page-token.js";
+import { LOCK_KEYS } from "./pg-plumbing/locks.js";
 import type { AttemptTable, AttemptTriggerValue, Database, DeliveryStatusValue } from "./schema.js";
 
 export interface AttemptRecord {
@@ -40,7 +39,8 @@ export interface AttemptResult {
 /**
  * Records a batch of attempts in one transaction. Each is written only if its delivery is still
  * pending at attempt_number - 1, so a job that runs twice yields one row per attempt number.
- * Returns, per input, the new attempt id, or undefined when it was not recorded.
+ * Returns, per input, the new attempt id, or undefined when it was not recorded. Telling the
+ * watchers (the runtime's attemptsRecorded signal) is the caller's part, once this has committed.
  */
 export async function recordAttempts(
   db: Kysely<Database>,
@@ -129,7 +129,6 @@ export async function recordAttempts(
         ) r
         where ep.tenant_id = r.tenant_id and ep.id = r.endpoint_id
       `.execute(tx);
-      await notify(tx, CHANNELS.attempts);
     }
     return results.map((r) => ids.get(`${r.deliveryId}#${r.attemptNumber}`));
   });
@@ -143,35 +142,49 @@ export interface AttemptFilter {
   deliveryId?: string;
 }
 
-/** The filter applied to one attempt in memory (a live stream); the same rule as the queries below. */
+// The one statement of the filter rule: the query and the in-memory match both read it.
+const FILTER_COLUMNS = {
+  tenantId: "tenant_id",
+  eventId: "event_id",
+  endpointId: "endpoint_id",
+  deliveryId: "delivery_id",
+} as const satisfies Record<keyof AttemptFilter, keyof AttemptTable>;
+const FILTER_FIELDS = Object.keys(FILTER_COLUMNS) as (keyof AttemptFilter)[];
+
+/** The filter applied to one attempt in memory (a live stream), by the same rule as the query. */
 export function matchesAttemptFilter(filter: AttemptFilter, attempt: AttemptRecord): boolean {
-  return (
-    (!filter.tenantId || filter.tenantId === attempt.tenantId) &&
-    (!filter.eventId || filter.eventId === attempt.eventId) &&
-    (!filter.endpointId || filter.endpointId === attempt.endpointId) &&
-    (!filter.deliveryId || filter.deliveryId === attempt.deliveryId)
-  );
+  return FILTER_FIELDS.every((field) => !filter[field] || filter[field] === attempt[field]);
 }
 
+/**
+ * Up to limit attempts matching the filter with an id above afterId (undefined: from the first),
+ * in id order: the one cursor query behind listing, a stream's backfill and the live feed.
+ */
+export async function attemptsAfter(
+  db: Kysely<Database>,
+  filter: AttemptFilter,
+  afterId: string | undefined,
+  limit: number,
+): Promise<AttemptRecord[]> {
+  let query = db.selectFrom("attempts").selectAll();
+  for (const field of FILTER_FIELDS) {
+    const value = filter[field];
+    if (value) query = query.where(FILTER_COLUMNS[field], "=", value);
+  }
+  if (afterId !== undefined) query = query.where("id", ">", afterId);
+  const rows = await query.orderBy("id").limit(limit).execute();
+  return rows.map(toAttempt);
+}
+
+/** One page of attempts matching the filter, in id order, and the token for the next page. */
 export async function listAttempts(
   db: Kysely<Database>,
   filter: AttemptFilter,
   pageSize: number,
   pageToken: string,
 ): Promise<{ items: AttemptRecord[]; nextPageToken: string }> {
-  const after = decodePageToken(pageToken);
-  let query = db.selectFrom("attempts").selectAll();
-  if (filter.tenantId) query = query.where("tenant_id", "=", filter.tenantId);
-  if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
-  if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
-  if (filter.deliveryId) query = query.where("delivery_id", "=", filter.deliveryId);
-  if (after !== undefined) query = query.where("id", ">", after);
-  const rows = await query
-    .orderBy("id")
-    .limit(pageSize + 1)
-    .execute();
-  const page = pageOf(rows, pageSize, (row) => row.id);
-  return { items: page.items.map(toAttempt), nextPageToken: page.nextPageToken };
+  const rows = await attemptsAfter(db, filter, decodePageToken(pageToken), pageSize + 1);
+  return pageOf(rows, pageSize, (attempt) => attempt.id);
 }
 
 function toAttempt(row: Selectable<AttemptTable>): AttemptRecord {
@@ -195,38 +208,6 @@ function toAttempt(row: Selectable<AttemptTable>): AttemptRecord {
 // PostgreSQL text cannot hold NUL; a receiver's body may.
 function clean(text: string): string {
   return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
-}
-
-/** Attempts matching the filter with an id above afterId, in id order (a stream's backfill). */
-export async function listAttemptsAfter(
-  db: Kysely<Database>,
-  filter: AttemptFilter,
-  afterId: string,
-  limit: number,
-): Promise<AttemptRecord[]> {
-  let query = db.selectFrom("attempts").selectAll().where("id", ">", afterId);
-  if (filter.tenantId) query = query.where("tenant_id", "=", filter.tenantId);
-  if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
-  if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
-  if (filter.deliveryId) query = query.where("delivery_id", "=", filter.deliveryId);
-  const rows = await query.orderBy("id").limit(limit).execute();
-  return rows.map(toAttempt);
-}
-
-/** Attempts with an id above afterId, in id order: what the live feed reads after each signal. */
-export async function attemptsAfter(
-  db: Kysely<Database>,
-  afterId: string,
-  limit: number,
-): Promise<AttemptRecord[]> {
-  const rows = await db
-    .selectFrom("attempts")
-    .selectAll()
-    .where("id", ">", afterId)
-    .orderBy("id")
-    .limit(limit)
-    .execute();
-  return rows.map(toAttempt);
 }
 
 /** The highest attempt id recorded so far ("0" when none). */

@@ -11,9 +11,12 @@ import { type Database, STORE_SCHEMA } from "./schema.js";
 /** Where the store lives: a real PostgreSQL URL, or embedded PGlite (on disk, or in memory when dataDir is null). */
 export type StoreLocation = { databaseUrl: string } | { dataDir: string | null };
 
-/** An open database: the kysely handle, and how other clients (BullMQ) reach the same database. */
+/** The handle every store call takes. Apps pass it along; the SQL stays in this package. */
+export type StoreDb = Kysely<Database>;
+
+/** An open database: the store handle, and how other clients (BullMQ) reach the same database. */
 export interface StoreConnection {
-  readonly db: Kysely<Database>;
+  readonly db: StoreDb;
   /** pg settings that reach this same database; for embedded PGlite, its local socket. */
   readonly pgConfig: pg.ClientConfig;
   readonly embedded: boolean;

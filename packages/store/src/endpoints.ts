@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import { AlreadyExistsError, isUniqueViolation, NotFoundError, QuotaExceededError } from "./errors.js";
-import { LOCK_KEYS } from "./locks.js";
 import { decodePageToken, pageOf } from "./page-token.js";
+import { LOCK_KEYS } from "./pg-plumbing/locks.js";
 import type { Database, EndpointStatusValue, EndpointTable } from "./schema.js";
 
 export interface EndpointRecord {

@@ -25,14 +25,6 @@ export class QuotaExceededError extends Error {
   }
 }
 
-/** The database could not be reached or refused service; the caller may try again. */
-export class StoreUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super("the database is unavailable", { cause });
-    this.name = "StoreUnavailableError";
-  }
-}
-
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",

@@ -5,17 +5,15 @@ export {
   attemptsAfter,
   lastAttemptId,
   listAttempts,
-  listAttemptsAfter,
   matchesAttemptFilter,
   recordAttempts,
 } from "./attempts.js";
-export { type ConnectOptions, connectStore, type StoreConnection, type StoreLocation } from "./connect.js";
+export { connectStore, type StoreConnection, type StoreDb } from "./connect.js";
 export {
   cancelDeliveries,
   type DeliveryFilter,
   type DeliveryRecord,
   type DeliveryWork,
-  type EndpointWork,
   findEndpointsWithWork,
   findOverdueDeliveries,
   getDelivery,
@@ -26,7 +24,7 @@ export {
   type ReopenTarget,
   reopenDeliveries,
 } from "./deliveries.js";
-export { type EmitResult, emitEvent, emitEvents, type NewEvent, type QueuedDelivery } from "./emit.js";
+export { type EmitResult, emitEvent, emitEvents, type NewEvent } from "./emit.js";
 export {
   createEndpoint,
   deleteEndpoint,
@@ -39,18 +37,11 @@ export {
   rotateEndpointSecret,
   updateEndpoint,
 } from "./endpoints.js";
-export {
-  AlreadyExistsError,
-  isConnectionError,
-  NotFoundError,
-  QuotaExceededError,
-  StoreUnavailableError,
-} from "./errors.js";
+export { AlreadyExistsError, isConnectionError, NotFoundError, QuotaExceededError } from "./errors.js";
 export { type EventRecord, getEvent } from "./events.js";
+export { type ExclusiveJob, runExclusively } from "./exclusive-jobs.js";
 export { deliveryIdFor, newId } from "./ids.js";
-export { LOCK_KEYS, withTryLock } from "./locks.js";
 export { disableFailingEndpoints, purgeOlderThan, vacuumAnalyze } from "./maintenance.js";
-export { CHANNELS, type Listener, listen, notify } from "./notifications.js";
 export { InvalidPageTokenError } from "./page-token.js";
 export { ping } from "./ping.js";
-export type { AttemptTriggerValue, Database, DeliveryStatusValue, EndpointStatusValue } from "./schema.js";
+export type { DeliveryStatusValue } from "./schema.js";

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { eventually, readTestSettings, startDatabaseProxy } from "@hookline/testkit";
 import { sql } from "kysely";
-import { connectStore, listen, notify, type StoreConnection } from "./index.js";
+import { connectStore, type StoreConnection } from "./index.js";
+import { listen, notify } from "./pg-plumbing/index.js";
 import { openTestStore } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);

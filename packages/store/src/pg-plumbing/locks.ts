@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import type { Database } from "./schema.js";
+import type { Database } from "../schema.js";
 
 /** Advisory lock keys, one per singleton job, so that only one process runs it at a time. */
 export const LOCK_KEYS = {

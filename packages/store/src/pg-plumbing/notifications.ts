@@ -1,16 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import pg from "pg";
-import type { Database } from "./schema.js";
-
-/** PostgreSQL channels Hookline's processes signal each other on. */
-export const CHANNELS = {
-  /** An endpoint appeared or was re-enabled: workers look for queues to serve. */
-  endpoints: "hookline_endpoints",
-  /** Attempts were recorded: api processes read the new ones for their WatchAttempts streams. */
-  attempts: "hookline_attempts",
-  /** Jobs were added to queues (the payload names them): workers open those queues. */
-  work: "hookline_work",
-} as const;
+import type { Database } from "../schema.js";
 
 /** Sends a notification; listeners in other processes receive it once the transaction commits. */
 export async function notify(db: Kysely<Database>, channel: string, payload = ""): Promise<void> {
