@@ -84,13 +84,21 @@ test("a receiver that slows down above 8 in flight: the limit climbs past the ol
     (most) => most > 8,
     { timeoutMs: 30_000 },
   );
+  // ... and the limit came back down from slow start's overshoot (CI once read 16 there for a
+  // second, on a loaded machine, and took it for the settled value).
+  await eventually(
+    () => currentLimit("slows"),
+    (limit) => limit <= 10,
+    { timeoutMs: 30_000 },
+  );
   const { limits, held } = await readings("slows", receiver, 40);
   const seen = `limits read: ${limits.join(" ")}; receiver held: ${held.join(" ")}`;
   t.diagnostic(seen);
   // The limit counts attempts from job start to recorded result, the receiver only the requests:
-  // a limit of 10 holds it at about 8 when answers take 100 ms.
+  // a limit of 10 holds it at about 8 when answers take 100 ms; the limiter probes one above now
+  // and then.
   assert.ok(median(limits) >= 6 && median(limits) <= 12, seen);
-  assert.ok(median(held) >= 5 && median(held) <= 8, seen);
+  assert.ok(median(held) >= 5 && median(held) <= 9, seen);
 
   // The gauge shows the same limit for the endpoint's queue, open in this process.
   const queue = shared.svc.service.infra.producer.routing.queueOf({ tenantId: "slows", endpointId: "ep" });
