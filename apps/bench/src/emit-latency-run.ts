@@ -1,4 +1,5 @@
 import type { TestSettings } from "@hookline/testkit";
+import { cpuBetween, sampleCpu } from "./cpu.js";
 import { emitEvents } from "./emit-load.js";
 import { startHooklineSession } from "./hookline-session.js";
 import type { BackendKind, BenchOptions } from "./options.js";
@@ -14,6 +15,8 @@ export interface EmitLatencyResult {
   maxEvents: number;
   maxSeconds: number;
   maxInFlight: number;
+  /** CPU seconds per process (group) during the closed loop. */
+  maxCpu: Map<string, number>;
 }
 
 const MAX_IN_FLIGHT = 64;
@@ -48,6 +51,7 @@ export async function runEmitLatency(
       seconds: options.emitSeconds,
     });
     log(`Emit: as many as accepted in ${options.emitMaxSeconds} s, ${MAX_IN_FLIGHT} in flight`);
+    const cpuBefore = sampleCpu(session.cpuTargets);
     const max = await emitEvents(emit, {
       tenantId,
       prefix: "max",
@@ -55,8 +59,10 @@ export async function runEmitLatency(
       inFlight: MAX_IN_FLIGHT,
       deadline: performance.now() + options.emitMaxSeconds * 1000,
     });
+    const maxCpu = cpuBetween(cpuBefore, sampleCpu(session.cpuTargets));
     failed = false;
     return {
+      maxCpu,
       backend: kind,
       paced,
       pacedEvents: paced.latenciesMs.length,

@@ -12,8 +12,10 @@ import {
   type TestSettings,
 } from "@hookline/testkit";
 import { track } from "./children.js";
+import type { CpuTargets } from "./cpu.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import type { ReceiverHandle } from "./receiver.js";
+import { MACHINE } from "./report.js";
 import { log, processEnv } from "./run-support.js";
 
 /** Hookline started on a fresh backend with endpoints on the receiver, for the latency sections. */
@@ -21,6 +23,8 @@ export interface HooklineSession {
   readonly tenantId: string;
   readonly emit: Client<typeof EmitService>;
   readonly attemptLog: Client<typeof AttemptLogService>;
+  /** Hookline's processes by app name, the receiver, the bench, the shared servers and the machine. */
+  readonly cpuTargets: CpuTargets;
   /** Stops the processes (saving their logs under the temp dir if failed) and drops the backend. */
   close(failed?: boolean): Promise<void>;
 }
@@ -67,8 +71,19 @@ export async function startHooklineSession(
     for (let i = 0; i < options.endpoints; i++) {
       await endpoints.createEndpoint({ tenantId: TENANT, id: `ep-${i}`, url: `${receiver.url}/${i}` });
     }
+    const cpuTargets: CpuTargets = {
+      ...Object.fromEntries(processes.map((p, i) => [apps[i] ?? "app", { pids: [p.child.pid ?? 0] }])),
+      receiver: { pids: [receiver.pid] },
+      bench: { pids: [process.pid] },
+      ...(kind === "servers" && {
+        "postgres*": { command: "postgres" },
+        "redis*": { command: "redis-server" },
+      }),
+      [MACHINE]: { machine: true },
+    };
     return {
       tenantId: TENANT,
+      cpuTargets,
       emit: createClient(EmitService, transport),
       attemptLog: createClient(AttemptLogService, transport),
       close,

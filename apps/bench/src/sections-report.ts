@@ -96,8 +96,18 @@ export function emitLatencyTable(results: EmitLatencyResult[], perSecond: number
     fixed(quantile(result.paced.latenciesMs, 0.99), 1),
     fixed(result.maxEvents / result.maxSeconds),
   ]);
+  const cpuLines = results.map((result) => {
+    const shares = [...result.maxCpu]
+      .map(
+        ([name, cpu]) =>
+          `${name === MACHINE ? "whole machine" : name} ${fixed((100 * cpu) / result.maxSeconds)}%`,
+      )
+      .join(", ");
+    return `  ${result.backend}, CPU during the closed loop (100% = one core): ${shares}`;
+  });
   return [
     `Emit at a paced ${fixed(perSecond)} events/s (${endpoints} endpoints each), then a closed loop of ${results[0]?.maxInFlight ?? "-"} in flight:`,
     table(["backend", "paced events", "sent/s", "p50 ms", "p99 ms", "max accepted events/s"], rows),
+    ...cpuLines,
   ].join("\n");
 }
