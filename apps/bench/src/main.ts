@@ -114,7 +114,9 @@ async function main(options: BenchOptions): Promise<number> {
       out(emitLine(run, options.events));
       if (run.serverWork) out(run.serverWork);
     }
-    const cpu = cpuTable(runs);
+    const cpu = cpuTable(
+      pairs.flatMap((pair) => (pair.reference ? [pair.reference, pair.hookline] : [pair.hookline])),
+    );
     if (cpu) {
       out();
       out("CPU during the measured window (100% = one core; * = every process of that name on the machine):");

@@ -82,7 +82,7 @@ export async function runReference(
 
     const expected = options.events * options.endpoints;
     const targets: CpuTargets = {
-      worker: { pids: [worker.pid] },
+      "reference worker": { pids: [worker.pid] },
       receiver: { pids: [receiver.pid] },
       bench: { pids: [process.pid] },
       "postgres*": { command: "postgres" },
