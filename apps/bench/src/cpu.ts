@@ -8,16 +8,17 @@ const TICKS_PER_SECOND = 100; // USER_HZ, 100 on every mainstream Linux build
 /** Named groups of processes whose CPU is sampled: a list of pids, or every process with that command name. */
 export type CpuTargets = Record<string, { pids: number[] } | { command: string } | { machine: true }>;
 
-export type CpuSample = Map<string, number>;
+/** CPU seconds so far of each process in each group (the machine's total under pid 0). */
+export type CpuSample = Map<string, Map<number, number>>;
 
-/** User + system CPU seconds used so far by each group. */
+/** User + system CPU seconds used so far by each process of each group. */
 export function sampleCpu(targets: CpuTargets): CpuSample {
   const sample: CpuSample = new Map();
   let all: { pid: number; command: string }[] | undefined;
   for (const [name, target] of Object.entries(targets)) {
     let pids: number[];
     if ("machine" in target) {
-      sample.set(name, machineCpuSeconds());
+      sample.set(name, new Map([[0, machineCpuSeconds()]]));
       continue;
     }
     if ("pids" in target) pids = target.pids;
@@ -25,17 +26,23 @@ export function sampleCpu(targets: CpuTargets): CpuSample {
       all ??= listProcesses();
       pids = all.filter((p) => p.command === target.command).map((p) => p.pid);
     }
-    let seconds = 0;
-    for (const pid of pids) seconds += cpuSecondsOf(pid);
-    sample.set(name, seconds);
+    sample.set(name, new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)])));
   }
   return sample;
 }
 
-/** CPU seconds each group used between two samples (groups that exited count what they used before). */
+/**
+ * CPU seconds each group used between two samples, process by process: a process that started
+ * in between counts all it used, one that exited counts nothing (its last seconds are lost), so
+ * connections of a shared server that come and go do not cancel out the ones that stay.
+ */
 export function cpuBetween(before: CpuSample, after: CpuSample): Map<string, number> {
   const used = new Map<string, number>();
-  for (const [name, seconds] of after) used.set(name, Math.max(0, seconds - (before.get(name) ?? 0)));
+  for (const [name, pids] of after) {
+    let seconds = 0;
+    for (const [pid, now] of pids) seconds += Math.max(0, now - (before.get(name)?.get(pid) ?? 0));
+    used.set(name, seconds);
+  }
   return used;
 }
 

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { readTestSettings } from "@hookline/testkit";
-import { type BackendResult, runBackend } from "./backend-run.js";
 import { measureCeiling } from "./ceiling.js";
 import { stopAll, stopChildrenOnExit, withDeadline } from "./children.js";
+import { type EmitLatencyResult, runEmitLatency } from "./emit-latency-run.js";
 import { DATA_JSON } from "./emit-load.js";
 import {
   type BackendKind,
@@ -17,10 +17,14 @@ import { profilesUnder, summarizeProfile } from "./profile-summary.js";
 import { serversProblem } from "./reachable.js";
 import { startReceiverProcess } from "./receiver.js";
 import { cpuTable, emitLine, loadText, machineText, resultsTable } from "./report.js";
+import { RETRY_SCHEDULE_MS, type RetryResult, runRetryLateness } from "./retry-run.js";
 import { BENCH_ENV } from "./run-support.js";
+import { comparisonTable, emitLatencyTable, retryTable } from "./sections-report.js";
+import { type Bounded, runThroughputRounds } from "./throughput-rounds.js";
 
-// `pnpm bench`: the plain POST ceiling, then Hookline end to end on each backend, against one
-// receiver in its own process. Every child process is stopped however this ends.
+// `pnpm bench`: the plain POST ceiling, then Hookline end to end on each backend interleaved with
+// the reference design, then retry lateness and Emit latency, against one receiver in its own
+// process. --only picks sections. Every child process is stopped however this ends.
 
 const out = (text = "") => process.stdout.write(`${text}\n`);
 const progress = (text: string) => process.stderr.write(`${text}\n`);
@@ -63,52 +67,91 @@ async function main(options: BenchOptions): Promise<number> {
   if (backends.length === 0) return 2;
 
   const receiver = await startReceiverProcess();
-  // The ceiling POSTs a body the size of the webhook envelope Hookline sends.
-  const body = JSON.stringify({
-    type: "invoice.paid",
-    timestamp: new Date().toISOString(),
-    data: JSON.parse(DATA_JSON),
-  });
-  progress(`plain POST loop: ${options.ceilingRequests} requests of ${body.length} B to ${receiver.url}`);
-  const ceiling = await withDeadline(
-    measureCeiling(receiver, body, { requests: options.ceilingRequests }),
-    options.runTimeoutMs,
-    `the plain POST loop took more than ${options.runTimeoutMs / 1000} s`,
-  );
-
-  const runs: BackendResult[] = [];
-  for (const kind of backends) {
-    progress(`${kind}:`);
-    const run = runBackend(readTestSettings(process.env), kind, options, receiver);
+  const settings = readTestSettings(process.env);
+  const bounded: Bounded = async (work, what) => {
     try {
-      runs.push(
-        await withDeadline(
-          run,
-          options.runTimeoutMs,
-          `the ${kind} run took more than ${options.runTimeoutMs / 1000} s; stopped it`,
-        ),
+      return await withDeadline(
+        work,
+        options.runTimeoutMs,
+        `${what} took more than ${options.runTimeoutMs / 1000} s; stopped it`,
       );
     } catch (error) {
       const seen = await withDeadline(receiver.count(), 2_000, "").catch(() => undefined);
       // Stop the processes so the run unwinds and drops its database, then give up.
       await stopAll(5_000);
-      await withDeadline(run, 30_000, "").catch(() => {});
+      await withDeadline(work, 30_000, "").catch(() => {});
       throw new Error(`${(error as Error).message}${seen ? `; ${progressText(seen)}` : ""}`);
     }
+  };
+
+  if (options.sections.has("throughput")) {
+    // The ceiling POSTs a body the size of the webhook envelope Hookline sends.
+    const body = JSON.stringify({
+      type: "invoice.paid",
+      timestamp: new Date().toISOString(),
+      data: JSON.parse(DATA_JSON),
+    });
+    progress(`plain POST loop: ${options.ceilingRequests} requests of ${body.length} B to ${receiver.url}`);
+    const ceiling = await bounded(
+      measureCeiling(receiver, body, { requests: options.ceilingRequests }),
+      "the plain POST loop",
+    );
+    // The reference design keeps its rows in PostgreSQL whatever its queue: it needs the servers.
+    const withReference = backends.includes("servers") || (await serversProblem()) === undefined;
+    const { pairs, runs } = await runThroughputRounds(
+      settings,
+      backends,
+      withReference,
+      options,
+      receiver,
+      bounded,
+    );
+
+    out();
+    out(resultsTable(ceiling, runs, concurrencyText));
+    out();
+    for (const run of runs) {
+      out(emitLine(run, options.events));
+      if (run.serverWork) out(run.serverWork);
+    }
+    const cpu = cpuTable(
+      pairs.flatMap((pair) => (pair.reference ? [pair.reference, pair.hookline] : [pair.hookline])),
+    );
+    if (cpu) {
+      out();
+      out("CPU during the measured window (100% = one core; * = every process of that name on the machine):");
+      out(cpu);
+    }
+    out();
+    out(
+      `Hookline at its defaults against the reference design (PostgreSQL rows, a BullMQ queue per endpoint, ` +
+        `worker concurrency ${options.referenceConcurrency}; servers ↔ reference on Redis, embedded ↔ reference on ` +
+        `BullMQ's PostgreSQL backend), and against the plain POST loop (${Math.round(ceiling.perSecond).toLocaleString("en-US")} req/s):`,
+    );
+    out(comparisonTable(ceiling, pairs));
+    if (!withReference) out("reference design skipped: it needs the local PostgreSQL and Redis");
   }
 
-  out();
-  out(resultsTable(ceiling, runs, concurrencyText));
-  out();
-  for (const run of runs) {
-    out(emitLine(run, options.events));
-    if (run.serverWork) out(run.serverWork);
-  }
-  const cpu = cpuTable(runs);
-  if (cpu) {
+  if (options.sections.has("retry")) {
+    const results: RetryResult[] = [];
+    for (const kind of backends) {
+      progress(`retry lateness, ${kind}:`);
+      results.push(
+        await bounded(runRetryLateness(settings, kind, options, receiver), `the ${kind} retry run`),
+      );
+    }
     out();
-    out("CPU during the measured window (100% = one core; * = every process of that name on the machine):");
-    out(cpu);
+    out(retryTable(results, RETRY_SCHEDULE_MS));
+  }
+
+  if (options.sections.has("emit")) {
+    const results: EmitLatencyResult[] = [];
+    for (const kind of backends) {
+      progress(`Emit latency, ${kind}:`);
+      results.push(await bounded(runEmitLatency(settings, kind, options, receiver), `the ${kind} Emit run`));
+    }
+    out();
+    out(emitLatencyTable(results, options.emitRate, options.endpoints));
   }
   out(`\nafter: ${loadText()}`);
   for (const line of skipped) out(`\n${line}`);
@@ -119,7 +162,7 @@ async function main(options: BenchOptions): Promise<number> {
       out(`\n${summarizeProfile(path)}`);
     }
   }
-  return runs.length === 0 ? 2 : 0;
+  return 0;
 }
 
 function progressText({ count, firstAt, lastAt }: { count: number; firstAt: number; lastAt: number }) {

@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { track } from "./children.js";
-import type { ReceiverMessage, ReceiverReport } from "./receiver-protocol.js";
+import type { ReceiverMessage, ReceiverReport, RequestTimes } from "./receiver-protocol.js";
 
 type Counted = Extract<ReceiverReport, { type: "reached" | "counted" }>;
 
@@ -15,6 +15,10 @@ export interface ReceiverHandle {
   count(): Promise<Counted>;
   /** Resolves when count requests have arrived since the last reset. */
   waitFor(count: number): Promise<Counted>;
+  /** Fails each delivery's first `failures` requests with 500 from now on (0: plain 200s). */
+  failFirst(failures: number): Promise<void>;
+  /** Each delivery's request times since the last reset (fail-first mode only). */
+  timeline(): Promise<RequestTimes[][]>;
   stop(): Promise<void>;
 }
 
@@ -65,6 +69,16 @@ export async function startReceiverProcess(): Promise<ReceiverHandle> {
       const reply = next("reached");
       ask({ type: "expect", count });
       return reply;
+    },
+    async failFirst(failures) {
+      const reply = next("counted");
+      ask({ type: "fail-first", failures });
+      await reply;
+    },
+    async timeline() {
+      const reply = next("timeline");
+      ask({ type: "timeline" });
+      return (await reply).deliveries;
     },
     async stop() {
       forget();

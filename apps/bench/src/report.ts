@@ -81,7 +81,9 @@ export function resultsTable(ceiling: CeilingResult, runs: BackendResult[], conc
 export const MACHINE = "machine";
 
 /** Where each process spent CPU during each measured window (100% = one core busy). */
-export function cpuTable(runs: BackendResult[]): string | undefined {
+export function cpuTable(
+  runs: readonly { label: string; seconds: number; cpu: Map<string, number> }[],
+): string | undefined {
   const names = [...new Set(runs.flatMap((run) => [...run.cpu.keys()]))];
   if (names.length === 0 || runs.every((run) => [...run.cpu.values()].every((s) => s === 0)))
     return undefined;
@@ -90,7 +92,7 @@ export function cpuTable(runs: BackendResult[]): string | undefined {
   const rows = runs.map((run) => {
     const ours = [...run.cpu].filter(([name]) => name !== MACHINE).reduce((sum, [, s]) => sum + s, 0);
     return [
-      run.backend,
+      run.label,
       fixed(run.seconds, 2),
       ...names.filter((name) => name !== MACHINE).map((name) => percent(run.cpu.get(name), run.seconds)),
       percent(ours, run.seconds),
@@ -98,7 +100,7 @@ export function cpuTable(runs: BackendResult[]): string | undefined {
     ];
   });
   const columns = names.filter((name) => name !== MACHINE);
-  return table(["backend", "seconds", ...columns, "these", "whole machine"], rows);
+  return table(["run", "seconds", ...columns, "these", "whole machine"], rows);
 }
 
 /** The emit phase alone: how fast the api took the events in. */

@@ -17,6 +17,7 @@ export {
   type DeliveryProcessor,
   type QueueDemand,
 } from "./consumer.js";
+export { openQueueHandle, openWorker } from "./handles.js";
 export { rateWindow } from "./limits.js";
 export { DeliveryProducer, type EnqueueItem, type FedQueue, type ProducerOptions } from "./producer.js";
 export {

@@ -1,0 +1,76 @@
+import type { TestSettings } from "@hookline/testkit";
+import { cpuBetween, sampleCpu } from "./cpu.js";
+import { emitEvents } from "./emit-load.js";
+import { startHooklineSession } from "./hookline-session.js";
+import type { BackendKind, BenchOptions } from "./options.js";
+import { type PacedResult, pacedEmit } from "./paced-emit.js";
+import type { ReceiverHandle } from "./receiver.js";
+import { log } from "./run-support.js";
+
+export interface EmitLatencyResult {
+  backend: BackendKind;
+  paced: PacedResult;
+  pacedEvents: number;
+  /** The closed loop: events accepted and the seconds it took. */
+  maxEvents: number;
+  maxSeconds: number;
+  maxInFlight: number;
+  /** CPU seconds per process (group) during the closed loop. */
+  maxCpu: Map<string, number>;
+}
+
+const MAX_IN_FLIGHT = 64;
+
+/**
+ * Emit latency at a paced rate (open loop), then the most events/s Emit accepts with MAX_IN_FLIGHT
+ * calls outstanding. Deliveries run meanwhile, as they would; the backlog is dropped with the backend.
+ */
+export async function runEmitLatency(
+  settings: TestSettings,
+  kind: BackendKind,
+  options: BenchOptions,
+  receiver: ReceiverHandle,
+): Promise<EmitLatencyResult> {
+  const session = await startHooklineSession(settings, kind, options, receiver);
+  let failed = true;
+  try {
+    const { emit, tenantId } = session;
+    await receiver.reset();
+    const warmed = receiver.waitFor(100 * options.endpoints);
+    warmed.catch(() => {});
+    await emitEvents(emit, { tenantId, prefix: "warm", count: 100, inFlight: options.emitConcurrency });
+    await warmed;
+
+    log(
+      `Emit: ${options.emitRate} events/s for ${options.emitSeconds} s (${options.endpoints} endpoints each)`,
+    );
+    const paced = await pacedEmit(emit, {
+      tenantId,
+      prefix: "paced",
+      perSecond: options.emitRate,
+      seconds: options.emitSeconds,
+    });
+    log(`Emit: as many as accepted in ${options.emitMaxSeconds} s, ${MAX_IN_FLIGHT} in flight`);
+    const cpuBefore = sampleCpu(session.cpuTargets);
+    const max = await emitEvents(emit, {
+      tenantId,
+      prefix: "max",
+      count: Number.MAX_SAFE_INTEGER,
+      inFlight: MAX_IN_FLIGHT,
+      deadline: performance.now() + options.emitMaxSeconds * 1000,
+    });
+    const maxCpu = cpuBetween(cpuBefore, sampleCpu(session.cpuTargets));
+    failed = false;
+    return {
+      maxCpu,
+      backend: kind,
+      paced,
+      pacedEvents: paced.latenciesMs.length,
+      maxEvents: max.latenciesMs.length,
+      maxSeconds: (max.finishedAt - max.startedAt) / 1000,
+      maxInFlight: MAX_IN_FLIGHT,
+    };
+  } finally {
+    await session.close(failed);
+  }
+}

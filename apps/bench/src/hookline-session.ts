@@ -1,0 +1,95 @@
+import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Client, createClient } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
+import {
+  createTestBackend,
+  type HooklineApp,
+  type HooklineProcess,
+  spawnHookline,
+  type TestSettings,
+} from "@hookline/testkit";
+import { track } from "./children.js";
+import type { CpuTargets } from "./cpu.js";
+import type { BackendKind, BenchOptions } from "./options.js";
+import type { ReceiverHandle } from "./receiver.js";
+import { MACHINE } from "./report.js";
+import { log, processEnv } from "./run-support.js";
+
+/** Hookline started on a fresh backend with endpoints on the receiver, for the latency sections. */
+export interface HooklineSession {
+  readonly tenantId: string;
+  readonly emit: Client<typeof EmitService>;
+  readonly attemptLog: Client<typeof AttemptLogService>;
+  /** Hookline's processes by app name, the receiver, the bench, the shared servers and the machine. */
+  readonly cpuTargets: CpuTargets;
+  /** Stops the processes (saving their logs under the temp dir if failed) and drops the backend. */
+  close(failed?: boolean): Promise<void>;
+}
+
+const TENANT = "bench";
+
+/** Starts Hookline as real processes (standalone, or api + worker) with `extraEnv` on top of the bench's. */
+export async function startHooklineSession(
+  settings: TestSettings,
+  kind: BackendKind,
+  options: BenchOptions,
+  receiver: ReceiverHandle,
+  extraEnv: Record<string, string> = {},
+): Promise<HooklineSession> {
+  const backend = await createTestBackend(settings, kind);
+  const processes: HooklineProcess[] = [];
+  let manager: Http2SessionManager | undefined;
+  const close = async (failed = false) => {
+    manager?.abort();
+    for (const started of processes.reverse()) {
+      if (failed) {
+        const path = join(tmpdir(), `hookline-bench-${kind}-${started.child.pid}.log`);
+        await writeFile(path, started.log.join(""));
+        log(`log of ${kind} process ${started.child.pid}: ${path}`);
+      }
+      await started.stop();
+    }
+    await backend.dispose();
+  };
+  try {
+    const env = { ...processEnv(backend.env, options), ...extraEnv };
+    const apps: HooklineApp[] = kind === "embedded" ? ["standalone"] : ["api", "worker"];
+    // One after the other: each process migrates the store on start.
+    for (const app of apps) {
+      const started = await spawnHookline(app, env, { readyTimeoutMs: 120_000 });
+      track(started.child, () => started.stop());
+      processes.push(started);
+    }
+    const address = processes[0]?.address;
+    if (!address) throw new Error(`${apps[0]} did not report its address`);
+    manager = new Http2SessionManager(`http://${address}`);
+    const transport = createGrpcTransport({ baseUrl: `http://${address}`, sessionManager: manager });
+    const endpoints = createClient(EndpointService, transport);
+    for (let i = 0; i < options.endpoints; i++) {
+      await endpoints.createEndpoint({ tenantId: TENANT, id: `ep-${i}`, url: `${receiver.url}/${i}` });
+    }
+    const cpuTargets: CpuTargets = {
+      ...Object.fromEntries(processes.map((p, i) => [apps[i] ?? "app", { pids: [p.child.pid ?? 0] }])),
+      receiver: { pids: [receiver.pid] },
+      bench: { pids: [process.pid] },
+      ...(kind === "servers" && {
+        "postgres*": { command: "postgres" },
+        "redis*": { command: "redis-server" },
+      }),
+      [MACHINE]: { machine: true },
+    };
+    return {
+      tenantId: TENANT,
+      cpuTargets,
+      emit: createClient(EmitService, transport),
+      attemptLog: createClient(AttemptLogService, transport),
+      close,
+    };
+  } catch (error) {
+    await close(true);
+    throw error;
+  }
+}

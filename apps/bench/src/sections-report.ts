@@ -1,0 +1,113 @@
+import type { CeilingResult } from "./ceiling.js";
+import type { EmitLatencyResult } from "./emit-latency-run.js";
+import { quantile } from "./emit-load.js";
+import { MACHINE, table } from "./report.js";
+import type { RetryResult } from "./retry-run.js";
+import type { ThroughputRun } from "./throughput.js";
+
+// The tables of the reference comparison, retry lateness and Emit latency sections.
+
+const fixed = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : "-";
+
+/** One Hookline run and the reference run it is compared with, measured in the same round. */
+export interface ComparedPair {
+  round: number;
+  reference: ThroughputRun | undefined;
+  hookline: ThroughputRun;
+}
+
+/** CPU ms every process of the run used per delivery (the machine's own total left out). */
+function cpuMsPerDelivery(run: ThroughputRun): number {
+  const seconds = [...run.cpu].filter(([name]) => name !== MACHINE).reduce((sum, [, s]) => sum + s, 0);
+  return (1000 * seconds) / run.deliveries;
+}
+
+/** Reference and Hookline rows, each Hookline row with its ratio to the reference beside it. */
+export function comparisonTable(ceiling: CeilingResult, pairs: ComparedPair[]): string {
+  const row = (round: number, run: ThroughputRun, reference: ThroughputRun | undefined) => {
+    const perSecond = run.deliveries / run.seconds;
+    const machine = run.cpu.get(MACHINE);
+    return [
+      String(round),
+      run.label,
+      fixed(run.deliveries),
+      fixed(run.seconds, 2),
+      fixed(perSecond),
+      reference ? fixed(perSecond / (reference.deliveries / reference.seconds), 2) : "-",
+      fixed(perSecond / ceiling.perSecond, 3),
+      fixed(cpuMsPerDelivery(run), 2),
+      machine === undefined ? "-" : `${fixed((100 * machine) / run.seconds)}%`,
+    ];
+  };
+  const rows = pairs.flatMap(({ round, reference, hookline }) => [
+    ...(reference ? [row(round, reference, undefined)] : []),
+    row(round, hookline, reference),
+  ]);
+  return table(
+    [
+      "round",
+      "run",
+      "deliveries",
+      "seconds",
+      "deliveries/s",
+      "÷ reference",
+      "÷ plain POST",
+      "CPU ms/delivery",
+      "whole machine",
+    ],
+    rows,
+  );
+}
+
+/** Retry lateness per backend: paced and burst, p50 and p99 and the worst. */
+export function retryTable(results: RetryResult[], scheduleMs: number[]): string {
+  const rows = results.flatMap((result) =>
+    (
+      [
+        ["paced", result.paced, result.pacedDeliveries],
+        ["burst", result.burst, result.burstDeliveries],
+      ] as const
+    ).map(([part, lateness, deliveries]) => [
+      result.backend,
+      part,
+      fixed(deliveries),
+      fixed(lateness.length),
+      fixed(quantile(lateness, 0.5), 1),
+      fixed(quantile(lateness, 0.99), 1),
+      fixed(lateness.at(-1) ?? Number.NaN, 1),
+    ]),
+  );
+  return [
+    `Retry lateness (schedule ${scheduleMs.map((ms) => `${ms}ms`).join(",")}, no jitter): retry's arrival − (previous answer + wait)`,
+    table(["backend", "load", "deliveries", "retries", "p50 ms", "p99 ms", "max ms"], rows),
+  ].join("\n");
+}
+
+/** Emit latency at the paced rate, and the most events/s accepted. */
+export function emitLatencyTable(results: EmitLatencyResult[], perSecond: number, endpoints: number): string {
+  const rows = results.map((result) => [
+    result.backend,
+    fixed(result.pacedEvents),
+    fixed(result.pacedEvents / result.paced.sendSeconds),
+    fixed(quantile(result.paced.latenciesMs, 0.5), 1),
+    fixed(quantile(result.paced.latenciesMs, 0.99), 1),
+    fixed(result.maxEvents / result.maxSeconds),
+  ]);
+  const cpuLines = results.map((result) => {
+    const shares = [...result.maxCpu]
+      .map(
+        ([name, cpu]) =>
+          `${name === MACHINE ? "whole machine" : name} ${fixed((100 * cpu) / result.maxSeconds)}%`,
+      )
+      .join(", ");
+    return `  ${result.backend}, CPU during the closed loop (100% = one core): ${shares}`;
+  });
+  return [
+    `Emit at a paced ${fixed(perSecond)} events/s (${endpoints} endpoints each), then a closed loop of ${results[0]?.maxInFlight ?? "-"} in flight:`,
+    table(["backend", "paced events", "sent/s", "p50 ms", "p99 ms", "max accepted events/s"], rows),
+    ...cpuLines,
+  ].join("\n");
+}
