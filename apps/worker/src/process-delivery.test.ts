@@ -99,6 +99,23 @@ test("a failure schedules the next attempt after the scheduled wait, with the ne
   ]);
 });
 
+test("the wait runs from the answer: time spent recording the attempt comes out of it", async () => {
+  const h = harness(work({ attemptCount: 1 }), unavailable);
+  let clock = NOW;
+  const record = h.deps.recordAttempt;
+  const deps: DeliveryDeps = {
+    ...h.deps,
+    now: () => clock,
+    recordAttempt: async (result) => {
+      clock += 40; // a busy store
+      return record(result);
+    },
+  };
+  await processDelivery(deps, { deliveryId: "dlv_1", attemptNumber: 2 });
+  assert.deepEqual(h.recorded[0]?.nextAttemptAt, new Date(NOW + 60_000));
+  assert.equal(h.enqueued[0]?.delayMs, 60_000 - 40);
+});
+
 test("a failure with no attempts left fails the delivery", async () => {
   const h = harness(work({ attemptCount: 2 }), unavailable);
   await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 3 });

@@ -62,6 +62,8 @@ export async function processDelivery(
   // A manual attempt is one attempt: it never starts a new retry schedule.
   const waitMs =
     verdict === "retry" && !job.manual ? retryDelayMs(deps.retry, due, outcome, deps.random) : undefined;
+  // The wait runs from the answer: recording the attempt and adding the job come out of it.
+  const nextAttemptAt = waitMs === undefined ? undefined : deps.now() + waitMs;
   const status: DeliveryStatusValue =
     verdict === "delivered"
       ? "delivered"
@@ -79,12 +81,13 @@ export async function processDelivery(
     responseBody: outcome.kind === "response" ? outcome.body : "",
     error: outcome.kind === "error" ? outcome.error : "",
     deliveryStatus: status,
-    nextAttemptAt: waitMs === undefined ? null : new Date(deps.now() + waitMs),
+    nextAttemptAt: nextAttemptAt === undefined ? null : new Date(nextAttemptAt),
     trigger: job.manual ? "manual" : "scheduled",
     ...(verdict === "gone" && { disableEndpointReason: "the endpoint answered 410 Gone" }),
   };
   const recorded = await deps.recordAttempt(result);
-  if (recorded !== undefined && waitMs !== undefined) await scheduleAttempt(deps, work, due + 1, waitMs);
+  if (recorded !== undefined && nextAttemptAt !== undefined)
+    await scheduleAttempt(deps, work, due + 1, Math.max(0, nextAttemptAt - deps.now()));
   return outcome;
 }
 
