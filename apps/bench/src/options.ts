@@ -38,13 +38,13 @@ export interface BenchOptions {
   emitMaxSeconds: number;
 }
 
-export const PRODUCT_DEFAULT_CONCURRENCY = 2;
+export const PRODUCT_DEFAULT_CONCURRENCY = "adaptive";
 
 export const USAGE = `usage: pnpm bench [options]
   --events N          events to emit (default 5000)
   --endpoints M       endpoints each event goes to (default 4)
   --backend B         embedded | servers | both (default both)
-  --concurrency C     HOOKLINE_ENDPOINT_CONCURRENCY for the run (default: the product default, ${PRODUCT_DEFAULT_CONCURRENCY})
+  --concurrency C     HOOKLINE_ENDPOINT_CONCURRENCY for the run, a fixed cap (default: the product default, ${PRODUCT_DEFAULT_CONCURRENCY})
   --emit-concurrency  Emit RPCs in flight (default 32)
   --ceiling-requests  requests in the plain POST loop (default 20000)
   --profile DIR       CPU-profile the Hookline processes (like --cpu-prof), writing into DIR
