@@ -13,7 +13,7 @@ export type RateLimitResult =
       setRate: number;
       received: number;
       took: Timed;
-      /** Requests per second from the first receipt to the last. */
+      /** Requests per whole second, counted from the first receipt. */
       observedRate: number;
       /** The same without the first second's worth, which a token bucket may let through at once. */
       steadyRate: number;
@@ -62,11 +62,15 @@ export async function measureRateLimit(
   const expectedMs = (1000 * options.burst) / options.rate;
   const took = await timed(arrived, started, Math.min(options.phaseTimeoutMs, 3 * expectedMs + 30_000));
   const times = (await receiver.times("rate")).sort((a, b) => a - b);
+  // Deliveries per whole second from a starting receipt: a limit that starts its quota at the top
+  // of each second (BullMQ's window) would read one window fast as (n - 1) / (last - first).
   const rateOf = (from: number) => {
-    const span = times.slice(from);
-    const first = span[0] ?? 0;
-    const last = span.at(-1) ?? 0;
-    return span.length > 1 && last > first ? ((span.length - 1) * 1000) / (last - first) : Number.NaN;
+    const start = times[from];
+    const last = times.at(-1);
+    if (start === undefined || last === undefined) return Number.NaN;
+    const seconds = Math.floor((last - start) / 1000);
+    if (seconds < 1) return Number.NaN;
+    return times.filter((t) => t >= start && t < start + seconds * 1000).length / seconds;
   };
   return {
     available: true,

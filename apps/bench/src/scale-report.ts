@@ -187,7 +187,7 @@ export function rateTable(runs: ScaleBackendResult[]): string | undefined {
   });
   if (rows.length === 0) return undefined;
   return [
-    "5. Rate limit: a burst to one endpoint with rate_limit_per_second set (first to last receipt)",
+    "5. Rate limit: a burst to one endpoint with rate_limit_per_second set (receipts per whole second from the first)",
     "   target: observed within ±10% of the set rate",
     table(["backend", "set", "received", "observed", "error", "after the first second"], rows),
     ...notes.map((note) => `   ${note}`),
