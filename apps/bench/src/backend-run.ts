@@ -12,11 +12,11 @@ import {
   type TestSettings,
 } from "@hookline/testkit";
 import { track } from "./children.js";
-import { type CpuTargets, cpuBetween, sampleCpu } from "./cpu.js";
+import { cpuBetween, sampleCpu } from "./cpu.js";
+import { hooklineCpuTargets } from "./cpu-targets.js";
 import { emitEvents } from "./emit-load.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import type { ReceiverHandle } from "./receiver.js";
-import { MACHINE } from "./report.js";
 import { log, processEnv, profileEnv, progressTicker, serverCounters } from "./run-support.js";
 import { difference, perDeliveryText } from "./server-stats.js";
 import { confirmDelivered, waitUntilNonePending } from "./verify.js";
@@ -96,17 +96,12 @@ export async function runBackend(
     await receiver.reset();
 
     const expected = options.events * options.endpoints;
-    const targets: CpuTargets = {
-      ...Object.fromEntries(processes.map((p, i) => [apps[i] ?? "app", { pids: [p.child.pid ?? 0] }])),
-      receiver: { pids: [receiver.pid] },
-      bench: { pids: [process.pid] },
-      // The servers are shared: every process of that name counts, whoever it serves.
-      ...(kind === "servers" && {
-        "postgres*": { command: "postgres" },
-        "redis*": { command: "redis-server" },
-      }),
-      [MACHINE]: { machine: true },
-    };
+    const targets = hooklineCpuTargets(
+      kind,
+      apps,
+      processes.map((p) => p.child.pid),
+      receiver.pid,
+    );
     log(`emitting ${options.events} events to ${options.endpoints} endpoints (${expected} deliveries)`);
     const toggleProfiles = () => {
       if (options.profileDir) for (const p of processes) p.child.kill("SIGUSR2");

@@ -13,9 +13,9 @@ import {
 } from "@hookline/testkit";
 import { track } from "./children.js";
 import type { CpuTargets } from "./cpu.js";
+import { hooklineCpuTargets } from "./cpu-targets.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import type { ReceiverHandle } from "./receiver.js";
-import { MACHINE } from "./report.js";
 import { log, processEnv } from "./run-support.js";
 
 /** Hookline started on a fresh backend with endpoints on the receiver, for the latency sections. */
@@ -71,16 +71,12 @@ export async function startHooklineSession(
     for (let i = 0; i < options.endpoints; i++) {
       await endpoints.createEndpoint({ tenantId: TENANT, id: `ep-${i}`, url: `${receiver.url}/${i}` });
     }
-    const cpuTargets: CpuTargets = {
-      ...Object.fromEntries(processes.map((p, i) => [apps[i] ?? "app", { pids: [p.child.pid ?? 0] }])),
-      receiver: { pids: [receiver.pid] },
-      bench: { pids: [process.pid] },
-      ...(kind === "servers" && {
-        "postgres*": { command: "postgres" },
-        "redis*": { command: "redis-server" },
-      }),
-      [MACHINE]: { machine: true },
-    };
+    const cpuTargets = hooklineCpuTargets(
+      kind,
+      apps,
+      processes.map((p) => p.child.pid),
+      receiver.pid,
+    );
     return {
       tenantId: TENANT,
       cpuTargets,

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { emitEvents } from "@hookline/store";
 import {
   eventually,
   type LoadReceiver,
@@ -8,7 +7,7 @@ import {
   readTestSettings,
   startLoadReceiver,
 } from "@hookline/testkit";
-import { sharedTestService } from "./test-helpers.js";
+import { queueAtOnce, sharedTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 // The product default (adaptive, up to 50), with a short timeout so a hanging receiver shows soon.
@@ -22,29 +21,6 @@ async function endpointFor(tenantId: string, reply: (n: number) => LoadReply) {
   receivers.push(receiver);
   await shared.svc.endpoints.createEndpoint({ tenantId, id: "ep", url: receiver.url });
   return receiver;
-}
-
-/** Puts count deliveries in the endpoint's queue at once (one transaction, one enqueue). */
-async function backlog(tenantId: string, count: number, tag: string) {
-  const { store, producer } = shared.svc.service.infra;
-  const events = Array.from({ length: count }, (_, n) => ({
-    tenantId,
-    id: `${tag}${n}`,
-    eventType: "x",
-    dataJson: "{}",
-  }));
-  const emitted = await emitEvents(store.db, events, new Date());
-  await producer.enqueue(
-    emitted.flatMap((e) =>
-      e.deliveries.map((d) => ({
-        deliveryId: d.id,
-        tenantId: d.tenantId,
-        endpointId: d.endpointId,
-        attemptNumber: 1,
-        delayMs: 0,
-      })),
-    ),
-  );
 }
 
 /** The limit GetEndpoint reports now (0 while none is known). */
@@ -72,7 +48,7 @@ function median(values: number[]): number {
 
 test("a receiver that slows down above 8 in flight: the limit climbs past the old default and settles near 8", async (t) => {
   const receiver = await endpointFor("slows", (n) => ({ status: 200, delayMs: n > 8 ? 800 : 100 }));
-  await backlog("slows", 2_000, "e");
+  await queueAtOnce(shared.svc, "slows", 2_000, "e");
   await eventually(
     () => currentLimit("slows"),
     (limit) => limit >= 8,
@@ -114,7 +90,7 @@ test("a receiver that answers 429 above 4 in flight: the limit settles at or bel
     status: n > 4 ? 429 : 200,
     delayMs: n > 4 ? 0 : 100,
   }));
-  await backlog("throttles", 1_500, "e");
+  await queueAtOnce(shared.svc, "throttles", 1_500, "e");
   // Settled: it went over 4 (a 429) and came back.
   await eventually(
     async () => receiver.state.maxInFlight,
@@ -130,7 +106,7 @@ test("a receiver that answers 429 above 4 in flight: the limit settles at or bel
 test("a receiver that hangs: the limit falls to the floor, and climbs again once it answers", async () => {
   let hanging = true;
   await endpointFor("hangs", () => (hanging ? "hang" : { status: 200, delayMs: 20 }));
-  await backlog("hangs", 50, "stuck");
+  await queueAtOnce(shared.svc, "hangs", 50, "stuck");
   await eventually(
     () => currentLimit("hangs"),
     (limit) => limit === 1,
@@ -138,7 +114,7 @@ test("a receiver that hangs: the limit falls to the floor, and climbs again once
   );
 
   hanging = false;
-  await backlog("hangs", 1_500, "later");
+  await queueAtOnce(shared.svc, "hangs", 1_500, "later");
   const limit = await eventually(
     () => currentLimit("hangs"),
     (l) => l >= 8,

@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DeliveryStatus } from "@hookline/contracts";
-import { emitEvents } from "@hookline/store";
 import { eventually, readTestSettings, type SlowReceiver, startSlowReceiver } from "@hookline/testkit";
-import { sharedTestService, type TestService } from "./test-helpers.js";
+import { queueAtOnce, sharedTestService, type TestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const shared = sharedTestService(settings, { HOOKLINE_ENDPOINT_CONCURRENCY: "2" });
@@ -76,26 +75,7 @@ test("a rate limit spaces attempts out; held-back deliveries are no attempts and
       maxInFlight: 10,
       rateLimitPerSecond: 20,
     });
-    // The whole backlog at once (one transaction, one enqueue), so only the limit paces it.
-    const { store, producer } = shared.svc.service.infra;
-    const events = Array.from({ length: 60 }, (_, n) => ({
-      tenantId: "rate",
-      id: `e${n}`,
-      eventType: "x",
-      dataJson: "{}",
-    }));
-    const emitted = await emitEvents(store.db, events, new Date());
-    await producer.enqueue(
-      emitted.flatMap((e) =>
-        e.deliveries.map((d) => ({
-          deliveryId: d.id,
-          tenantId: d.tenantId,
-          endpointId: d.endpointId,
-          attemptNumber: 1,
-          delayMs: 0,
-        })),
-      ),
-    );
+    await queueAtOnce(shared.svc, "rate", 60);
     const { deliveries } = await eventually(
       () => shared.svc.log.listDeliveries({ tenantId: "rate", pageSize: 100 }),
       (r) => r.deliveries.length === 60 && r.deliveries.every((d) => d.status === DeliveryStatus.DELIVERED),

@@ -4,6 +4,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "@hookline/config";
 import { AttemptLogService, DeliveryStatus, EmitService, EndpointService } from "@hookline/contracts";
 import { createLogger } from "@hookline/runtime";
+import { emitEvents } from "@hookline/store";
 import {
   createTestBackend,
   eventually,
@@ -113,4 +114,35 @@ export async function attemptsOf(svc: TestService, tenantId: string, eventId: st
     pageSize: 1000,
   });
   return attempts;
+}
+
+/**
+ * Puts count deliveries (events tag0..tagN-1, to the tenant's endpoints) in their queues at once:
+ * one transaction and one enqueue, so only the endpoint's limits pace them.
+ */
+export async function queueAtOnce(
+  svc: TestService,
+  tenantId: string,
+  count: number,
+  tag = "e",
+): Promise<void> {
+  const { store, producer } = svc.service.infra;
+  const events = Array.from({ length: count }, (_, n) => ({
+    tenantId,
+    id: `${tag}${n}`,
+    eventType: "x",
+    dataJson: "{}",
+  }));
+  const emitted = await emitEvents(store.db, events, new Date());
+  await producer.enqueue(
+    emitted.flatMap((e) =>
+      e.deliveries.map((d) => ({
+        deliveryId: d.id,
+        tenantId: d.tenantId,
+        endpointId: d.endpointId,
+        attemptNumber: 1,
+        delayMs: 0,
+      })),
+    ),
+  );
 }
