@@ -22,11 +22,25 @@ export async function readConcurrency(queue: Queue): Promise<number | undefined>
 }
 
 /**
- * A rate as BullMQ's (max jobs, window ms): a whole rate is that many starts in each second (a
- * backlog starts them at the top of each window); a fractional one is one start per 1/rate
- * seconds (2.5/s: one per 400 ms), so no rounding changes the rate.
+ * A rate as BullMQ's (max jobs, window ms). A backlog starts its window's quota at the top of
+ * each window, so windows are kept short for smooth traffic, yet exact: a whole rate gets the
+ * shortest window of at least 50 ms that holds a whole number of starts (20/s: one per 50 ms;
+ * 30/s: 3 per 100 ms; 97/s: 97 per second). A fractional rate is one start per 1/rate seconds
+ * (2.5/s: one per 400 ms). One start per second-long window let the embedded backend pass two
+ * windows' worth in a burst's first second (22.5/s read over a burst at 20/s).
  */
 export function rateWindow(perSecond: number): [number, number] {
-  if (Number.isInteger(perSecond)) return [perSecond, 1000];
-  return [1, Math.max(1, Math.round(1000 / perSecond))];
+  if (!Number.isInteger(perSecond)) return [1, Math.max(1, Math.round(1000 / perSecond))];
+  // Windows per second: the largest divisor of gcd(rate, 1000) that keeps a window >= 50 ms.
+  const common = gcd(perSecond, 1000);
+  let perSecondWindows = 1;
+  for (let d = 1; d <= MAX_WINDOWS_PER_SECOND; d++) if (common % d === 0) perSecondWindows = d;
+  return [perSecond / perSecondWindows, 1000 / perSecondWindows];
+}
+
+/** Shorter windows than 50 ms would cost the worker a wait per few jobs at high rates. */
+const MAX_WINDOWS_PER_SECOND = 20;
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
 }
