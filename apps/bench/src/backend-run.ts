@@ -1,23 +1,10 @@
-import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
-import {
-  createTestBackend,
-  type HooklineApp,
-  type HooklineProcess,
-  spawnHookline,
-  type TestSettings,
-} from "@hookline/testkit";
-import { track } from "./children.js";
+import type { TestSettings } from "@hookline/testkit";
 import { cpuBetween, sampleCpu } from "./cpu.js";
-import { hooklineCpuTargets } from "./cpu-targets.js";
 import { emitEvents } from "./emit-load.js";
+import { startHooklineSession } from "./hookline-session.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import type { ReceiverHandle } from "./receiver.js";
-import { log, processEnv, profileEnv, progressTicker, serverCounters } from "./run-support.js";
+import { log, profileEnv, progressTicker, serverCounters } from "./run-support.js";
 import { difference, perDeliveryText } from "./server-stats.js";
 import { confirmDelivered, waitUntilNonePending } from "./verify.js";
 
@@ -38,7 +25,6 @@ export interface BackendResult {
   serverWork: string | undefined;
 }
 
-const TENANT = "bench";
 const WARMUP_EVENTS = 100;
 
 /**
@@ -51,34 +37,12 @@ export async function runBackend(
   options: BenchOptions,
   receiver: ReceiverHandle,
 ): Promise<BackendResult> {
-  const backend = await createTestBackend(settings, kind);
-  const processes: HooklineProcess[] = [];
-  let manager: Http2SessionManager | undefined;
+  const session = await startHooklineSession(settings, kind, options, receiver, (app) =>
+    profileEnv(options.profileDir, kind, app),
+  );
+  let failed = true;
   try {
-    const env = processEnv(backend.env, options);
-    const start = async (app: HooklineApp) => {
-      const appEnv = { ...env, ...profileEnv(options.profileDir, kind, app) };
-      const started = await spawnHookline(app, appEnv, { readyTimeoutMs: 120_000 });
-      track(started.child, () => started.stop());
-      processes.push(started);
-    };
-    const apps: HooklineApp[] = kind === "embedded" ? ["standalone"] : ["api", "worker"];
-    // One after the other: each process migrates the store on start.
-    for (const app of apps) await start(app);
-    const address = processes[0]?.address;
-    if (!address) throw new Error(`${apps[0]} did not report its address`);
-    log(
-      `${apps.join(" + ")} ready at ${address} (${kind === "embedded" ? "PGlite + BullMQ on PGlite" : "PostgreSQL + Redis"})`,
-    );
-
-    manager = new Http2SessionManager(`http://${address}`);
-    const transport = createGrpcTransport({ baseUrl: `http://${address}`, sessionManager: manager });
-    const emit = createClient(EmitService, transport);
-    const attemptLog = createClient(AttemptLogService, transport);
-    const endpoints = createClient(EndpointService, transport);
-    for (let i = 0; i < options.endpoints; i++) {
-      await endpoints.createEndpoint({ tenantId: TENANT, id: `ep-${i}`, url: `${receiver.url}/${i}` });
-    }
+    const { emit, attemptLog, processes, cpuTargets: targets, tenantId: TENANT } = session;
 
     // Warm-up: proves every worker consumes every endpoint's queue, opens the connections, warms the JIT.
     const warmup = Math.min(WARMUP_EVENTS, options.events);
@@ -96,18 +60,12 @@ export async function runBackend(
     await receiver.reset();
 
     const expected = options.events * options.endpoints;
-    const targets = hooklineCpuTargets(
-      kind,
-      apps,
-      processes.map((p) => p.child.pid),
-      receiver.pid,
-    );
     log(`emitting ${options.events} events to ${options.endpoints} endpoints (${expected} deliveries)`);
     const toggleProfiles = () => {
       if (options.profileDir) for (const p of processes) p.child.kill("SIGUSR2");
     };
     const servers =
-      kind === "servers" && backend.databaseUrl ? serverCounters(backend.databaseUrl) : undefined;
+      kind === "servers" && session.databaseUrl ? serverCounters(session.databaseUrl) : undefined;
     const serversBefore = await servers?.sample();
     toggleProfiles();
     const cpuBefore = sampleCpu(targets);
@@ -139,7 +97,7 @@ export async function runBackend(
       },
     );
     // PostgreSQL backends flush their statistics when they exit: stop the processes first.
-    for (const started of processes.reverse().splice(0)) await started.stop();
+    await session.stopProcesses();
     const serverWork =
       servers && serversBefore && redisAfter
         ? perDeliveryText(
@@ -148,6 +106,7 @@ export async function runBackend(
             expected,
           )
         : undefined;
+    failed = false;
     return {
       backend: kind,
       deliveries: expected,
@@ -158,17 +117,7 @@ export async function runBackend(
       cpu,
       serverWork,
     };
-  } catch (error) {
-    for (const [i, started] of processes.entries()) {
-      const path = join(tmpdir(), `hookline-bench-${kind}-${i}-${started.child.pid}.log`);
-      await writeFile(path, started.log.join(""));
-      log(`log of ${kind} process ${started.child.pid}: ${path}`);
-    }
-    throw error;
   } finally {
-    manager?.abort();
-    // Reverse order: the worker finishes its attempts before the api goes.
-    for (const started of processes.reverse()) await started.stop();
-    await backend.dispose();
+    await session.close(failed);
   }
 }

@@ -25,46 +25,58 @@ export interface HooklineSession {
   readonly attemptLog: Client<typeof AttemptLogService>;
   /** Hookline's processes by app name, the receiver, the bench, the shared servers and the machine. */
   readonly cpuTargets: CpuTargets;
+  /** The running processes, first started first. */
+  readonly processes: readonly HooklineProcess[];
+  /** The servers backend's database (undefined embedded). */
+  readonly databaseUrl: string | undefined;
+  /** Stops the processes now, the worker before the api (the backend stays until close). */
+  stopProcesses(): Promise<void>;
   /** Stops the processes (saving their logs under the temp dir if failed) and drops the backend. */
   close(failed?: boolean): Promise<void>;
 }
 
 const TENANT = "bench";
 
-/** Starts Hookline as real processes (standalone, or api + worker) with `extraEnv` on top of the bench's. */
+/** Starts Hookline as real processes (standalone, or api + worker) with `extraEnv(app)` on top of the bench's. */
 export async function startHooklineSession(
   settings: TestSettings,
   kind: BackendKind,
   options: BenchOptions,
   receiver: ReceiverHandle,
-  extraEnv: Record<string, string> = {},
+  extraEnv: (app: HooklineApp) => Record<string, string> = () => ({}),
 ): Promise<HooklineSession> {
   const backend = await createTestBackend(settings, kind);
   const processes: HooklineProcess[] = [];
   let manager: Http2SessionManager | undefined;
+  // Reverse order: the worker finishes its attempts before the api goes.
+  const stopProcesses = async () => {
+    for (const started of processes.reverse().splice(0)) await started.stop();
+  };
   const close = async (failed = false) => {
     manager?.abort();
-    for (const started of processes.reverse()) {
-      if (failed) {
+    if (failed)
+      for (const started of processes) {
         const path = join(tmpdir(), `hookline-bench-${kind}-${started.child.pid}.log`);
         await writeFile(path, started.log.join(""));
         log(`log of ${kind} process ${started.child.pid}: ${path}`);
       }
-      await started.stop();
-    }
+    await stopProcesses();
     await backend.dispose();
   };
   try {
-    const env = { ...processEnv(backend.env, options), ...extraEnv };
+    const env = processEnv(backend.env, options);
     const apps: HooklineApp[] = kind === "embedded" ? ["standalone"] : ["api", "worker"];
     // One after the other: each process migrates the store on start.
     for (const app of apps) {
-      const started = await spawnHookline(app, env, { readyTimeoutMs: 120_000 });
+      const started = await spawnHookline(app, { ...env, ...extraEnv(app) }, { readyTimeoutMs: 120_000 });
       track(started.child, () => started.stop());
       processes.push(started);
     }
     const address = processes[0]?.address;
     if (!address) throw new Error(`${apps[0]} did not report its address`);
+    log(
+      `${apps.join(" + ")} ready at ${address} (${kind === "embedded" ? "PGlite + BullMQ on PGlite" : "PostgreSQL + Redis"})`,
+    );
     manager = new Http2SessionManager(`http://${address}`);
     const transport = createGrpcTransport({ baseUrl: `http://${address}`, sessionManager: manager });
     const endpoints = createClient(EndpointService, transport);
@@ -80,6 +92,9 @@ export async function startHooklineSession(
     return {
       tenantId: TENANT,
       cpuTargets,
+      processes,
+      databaseUrl: backend.databaseUrl,
+      stopProcesses,
       emit: createClient(EmitService, transport),
       attemptLog: createClient(AttemptLogService, transport),
       close,

@@ -33,7 +33,7 @@ export async function runRetryLateness(
   options: BenchOptions,
   receiver: ReceiverHandle,
 ): Promise<RetryResult> {
-  const session = await startHooklineSession(settings, kind, options, receiver, RETRY_ENV);
+  const session = await startHooklineSession(settings, kind, options, receiver, () => RETRY_ENV);
   let failed = true;
   try {
     const { emit, tenantId } = session;
