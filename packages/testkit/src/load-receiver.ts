@@ -1,6 +1,5 @@
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocally } from "./local-server.js";
 
 /** How a LoadReceiver answers a request that arrives with n in flight (itself included). */
 export type LoadReply = { status: number; delayMs: number } | "hang";
@@ -27,14 +26,5 @@ export async function startLoadReceiver(reply: (n: number) => LoadReply): Promis
     if (answer === "hang") return;
     setTimeout(() => res.writeHead(answer.status).end(), answer.delayMs);
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return {
-    state,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
+  return { state, ...(await listenLocally(server)) };
 }

@@ -1,6 +1,5 @@
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocally } from "./local-server.js";
 
 /** A receiver that answers 200 after delayMs, and counts what it holds at once. */
 export interface SlowReceiver {
@@ -29,14 +28,5 @@ export async function startSlowReceiver(delayMs: number): Promise<SlowReceiver> 
       res.end("ok");
     }, delayMs);
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return {
-    state,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
+  return { state, ...(await listenLocally(server)) };
 }
