@@ -44,7 +44,7 @@ export class DeliveryProducer {
   private readonly adder: MultiQueueAdder;
   // Handles are cheap on a shared connection, but one per endpoint ever fed would grow forever.
   private readonly queues = new Map<string, { queue: Queue<DeliveryJobData>; users: number }>();
-  // Concurrent callers (many Emit calls, many workers' retries) share one addBulk per queue.
+  // Concurrent callers (many Emit calls, many workers' retries) share one multi-queue add.
   private readonly batcher = new Batcher<readonly EnqueueItem[], void>(async (calls) => {
     await this.addAll(calls.flat());
     return calls.map(() => undefined);
