@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { readTestSettings } from "@hookline/testkit";
+import { eventually, readTestSettings } from "@hookline/testkit";
 import { sql } from "kysely";
 import {
   createEndpoint,
@@ -69,7 +69,7 @@ test("re-emitting an event id writes nothing and returns the original deliveries
   assert.equal(deliveries.length, 1);
 });
 
-test("concurrent emits of one event id record it once", async () => {
+test("concurrent emits of one event id record it once, and every answer names its deliveries", async () => {
   await endpoint("t-race", "a");
   const results = await Promise.all(
     Array.from({ length: 8 }, () =>
@@ -79,6 +79,40 @@ test("concurrent emits of one event id record it once", async () => {
   assert.equal(results.filter((r) => !r.duplicate).length, 1);
   const { items } = await listDeliveries(store.db, { tenantId: "t-race" }, 100, "");
   assert.equal(items.length, 1);
+  // A duplicate that raced the first emit's commit still answers with the original delivery.
+  for (const result of results)
+    assert.deepEqual(
+      result.deliveries.map((d) => d.id),
+      [items[0]?.id],
+    );
+});
+
+test("a re-emit that waits on the first emit's commit answers with the original deliveries", {
+  skip: settings.kind === "embedded" && "one embedded session runs one transaction at a time: no race",
+}, async () => {
+  await endpoint("t-wait", "a");
+  await endpoint("t-wait", "b");
+  const first = await store.db.startTransaction().execute();
+  const original = await emitEvent(
+    first,
+    { tenantId: "t-wait", id: "e", eventType: "x", dataJson: "{}" },
+    now,
+  );
+  const again = emitEvent(store.db, { tenantId: "t-wait", id: "e", eventType: "x", dataJson: "{}" }, now);
+  // The re-emit's insert blocks on the uncommitted event row until the first one commits.
+  await eventually(
+    async () => {
+      const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+           where wait_event_type = 'Lock' and datname = current_database()`.execute(store.db);
+      return rows[0]?.n ?? 0;
+    },
+    (waiting) => waiting > 0,
+  );
+  await first.commit().execute();
+  const answer = await again;
+  assert.equal(answer.duplicate, true);
+  assert.deepEqual(answer.deliveries, original.deliveries);
 });
 
 test("delivery ids hold no colon and never collide across tenant, event and endpoint", async () => {
