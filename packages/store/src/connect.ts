@@ -1,11 +1,10 @@
 import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { type EngineThread, startEngineThread } from "./embedded-engine-thread.js";
 import { migrate } from "./migrations.js";
-import { PGliteServer } from "./pglite-server.js";
 import { type Database, STORE_SCHEMA } from "./schema.js";
 
 /** Where the store lives: a real PostgreSQL URL, or embedded PGlite (on disk, or in memory when dataDir is null). */
@@ -25,7 +24,7 @@ export interface StoreConnection {
 
 export interface ConnectOptions {
   poolSize?: number;
-  /** Called with pool errors (a dropped idle connection) instead of crashing the process. */
+  /** Called with pool errors (a dropped idle connection) and, embedded, the loss of the engine thread, instead of crashing the process. */
   onError?: (error: Error) => void;
 }
 
@@ -37,7 +36,7 @@ export async function connectStore(
   if ("databaseUrl" in location) {
     return open({ connectionString: location.databaseUrl }, false, options, async () => {});
   }
-  const embedded = await startEmbedded(location.dataDir);
+  const embedded = await startEmbedded(location.dataDir, (error) => options.onError?.(error));
   try {
     return await open(embedded.pgConfig, true, options, embedded.stop);
   } catch (error) {
@@ -82,28 +81,27 @@ const SOCKET_PORT = 5432;
 const MAX_SOCKET_PATH = 100;
 
 /**
- * Starts PGlite and serves it on a Unix socket, so that the store and BullMQ's PostgreSQL backend
- * both speak plain `pg` to it, each unit of work and each transaction serialised. The socket lives
+ * Starts PGlite on a thread of its own and serves it on a Unix socket, so that the store and
+ * BullMQ's PostgreSQL backend both speak plain `pg` to it, each unit of work and each transaction
+ * serialised, while the SQL runs on another core than the RPCs and deliveries. The socket lives
  * in a directory only this process's user can enter (`<dataDir>/run`, or a private temporary
  * directory for an in-memory store or a data directory whose path is too long for a socket):
  * the embedded store has no password, so no other local user may reach it.
  */
-async function startEmbedded(dataDir: string | null) {
+async function startEmbedded(dataDir: string | null, onLost: (error: Error) => void) {
   if (dataDir !== null) await mkdir(dataDir, { recursive: true });
-  const pglite = dataDir === null ? await PGlite.create() : await PGlite.create({ dataDir });
-  // The socket ignores startup options, so BullMQ's search_path is set once for the shared session.
-  await pglite.exec("SET search_path TO bullmq, public");
   const socket = await privateSocketDir(dataDir);
-  const server = new PGliteServer(pglite);
+  let engine: EngineThread;
   try {
-    const path = join(socket.dir, `.s.PGSQL.${SOCKET_PORT}`);
-    // A socket file left by a process that was killed would make listen fail with EADDRINUSE.
-    await rm(path, { force: true });
-    await server.listen(path);
-    await chmod(path, 0o600);
+    engine = await startEngineThread(
+      {
+        dataDir: dataDir === null ? null : resolve(dataDir),
+        socketPath: join(socket.dir, `.s.PGSQL.${SOCKET_PORT}`),
+      },
+      onLost,
+    );
   } catch (error) {
     await socket.remove();
-    await pglite.close();
     throw error;
   }
   const pgConfig: pg.ClientConfig = {
@@ -115,9 +113,8 @@ async function startEmbedded(dataDir: string | null) {
   return {
     pgConfig,
     async stop() {
-      await server.close();
+      await engine.stop();
       await socket.remove();
-      await pglite.close();
     },
   };
 }

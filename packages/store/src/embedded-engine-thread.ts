@@ -1,0 +1,64 @@
+import { Worker } from "node:worker_threads";
+import type { EngineMessage, EngineStart } from "./embedded-engine.js";
+
+/** The embedded engine running on its own thread; stop() closes PGlite and ends the thread. */
+export interface EngineThread {
+  stop(): Promise<void>;
+}
+
+// The build runs the thread from dist. This package's own tests run from its TypeScript sources
+// through tsx, whose loader (on Node 20) does not reach worker threads: there the thread imports
+// its source through tsx's API instead.
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+const ENTRY = new URL(FROM_SOURCE ? "./embedded-engine.ts" : "./embedded-engine.js", import.meta.url);
+const SOURCE_BOOT = `import("tsx/esm/api").then(({ tsImport }) => tsImport(${JSON.stringify(ENTRY.href)}, ${JSON.stringify(import.meta.url)}))`;
+
+/**
+ * Starts PGlite on a worker thread, serving its socket at `socketPath`. Resolves once it listens;
+ * rejects with the engine's own error when PGlite cannot open the data directory. Should the
+ * thread die later, `onLost` hears why (the store's queries fail from then on).
+ */
+export async function startEngineThread(
+  start: EngineStart,
+  onLost: (error: Error) => void,
+): Promise<EngineThread> {
+  const worker = FROM_SOURCE
+    ? new Worker(SOURCE_BOOT, { eval: true, workerData: start })
+    : new Worker(ENTRY, { workerData: start });
+  let stopping = false;
+  const stopped = new Promise<void>((resolve) => {
+    worker.on("message", (message: EngineMessage) => {
+      if (message.kind === "stopped") resolve();
+    });
+    worker.once("exit", () => resolve());
+  });
+  await new Promise<void>((resolve, reject) => {
+    const early = (error: Error) => reject(error);
+    const exited = (code: number) => reject(new Error(`the embedded engine thread exited with code ${code}`));
+    worker.once("error", early);
+    worker.once("exit", exited);
+    worker.on("message", (message: EngineMessage) => {
+      if (message.kind === "failed") reject(new Error(message.message));
+      if (message.kind !== "ready") return;
+      worker.off("error", early);
+      worker.off("exit", exited);
+      resolve();
+    });
+  }).catch(async (error: unknown) => {
+    await worker.terminate();
+    throw error;
+  });
+  worker.on("error", (error) => onLost(error));
+  worker.on("exit", (code) => {
+    if (!stopping) onLost(new Error(`the embedded engine thread exited with code ${code}`));
+  });
+  return {
+    async stop() {
+      if (stopping) return stopped;
+      stopping = true;
+      worker.postMessage("stop");
+      await stopped;
+      await worker.terminate();
+    },
+  };
+}
