@@ -1,12 +1,20 @@
 import { chmod, rm } from "node:fs/promises";
 import { parentPort, workerData } from "node:worker_threads";
-import { PGlite } from "@electric-sql/pglite";
+import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
 import { PGliteServer } from "./pglite-server.js";
 
 /** What the main thread asks of the engine thread. */
 export interface EngineStart {
   dataDir: string | null;
   socketPath: string;
+  /** PGlite's compiled WebAssembly, shared by every engine thread of the process. */
+  modules: EngineModules;
+}
+
+/** Compiling these takes seconds of CPU; a process does it once (see embedded-engine-thread.ts). */
+export interface EngineModules {
+  pgliteWasmModule: NonNullable<PGliteOptions["pgliteWasmModule"]>;
+  initdbWasmModule: NonNullable<PGliteOptions["initdbWasmModule"]>;
 }
 
 /** What the engine thread tells the main thread. */
@@ -23,8 +31,10 @@ async function run(start: EngineStart): Promise<void> {
   const tell = (message: EngineMessage) => port.postMessage(message);
   let stop: (() => Promise<void>) | undefined;
   try {
-    const pglite =
-      start.dataDir === null ? await PGlite.create() : await PGlite.create({ dataDir: start.dataDir });
+    const pglite = await PGlite.create({
+      ...start.modules,
+      ...(start.dataDir !== null && { dataDir: start.dataDir }),
+    });
     // The socket ignores startup options, so BullMQ's search_path is set once for the shared session.
     await pglite.exec("SET search_path TO bullmq, public");
     const server = new PGliteServer(pglite);
