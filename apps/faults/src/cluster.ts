@@ -1,6 +1,6 @@
 import { createHooklineClient, type HooklineClient } from "@hookline/client";
 import { type HooklineApp, type HooklineProcess, spawnHookline } from "@hookline/testkit";
-import { type Deployment, deploy, FAST_ENV, type OwnServers } from "./backend.js";
+import { type Deployment, deploy, endpointCap, FAST_ENV, type OwnServers } from "./backend.js";
 import type { Fault } from "./check.js";
 import { reapOnExit } from "./reaper.js";
 import { type Behaviour, type FaultReceiver, startFaultReceiver } from "./receiver.js";
@@ -122,7 +122,7 @@ export async function runCluster(spec: ClusterSpec): Promise<{ run: ClusterRun; 
       faults: run.faults,
       windowMs:
         Number(deployment.env.HOOKLINE_DELIVERY_TIMEOUT_MS ?? FAST_ENV.HOOKLINE_DELIVERY_TIMEOUT_MS) + 1000,
-      inFlightBound: endpoints.length * Number(deployment.env.HOOKLINE_ENDPOINT_CONCURRENCY),
+      inFlightBound: endpoints.length * endpointCap(deployment.env),
       // A process that dies leaves its jobs to BullMQ's stalled-job check: up to two minutes.
       settleTimeoutMs: spec.settleTimeoutMs ?? 150_000,
     });

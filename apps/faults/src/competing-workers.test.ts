@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { FAST_ENV, type OwnServers, servers, startOwnServers } from "./backend.js";
+import { endpointCap, FAST_ENV, type OwnServers, servers, startOwnServers } from "./backend.js";
 import { killAt, runCluster } from "./cluster.js";
 import { assertLedgerHolds } from "./run.js";
 import { until } from "./stream.js";
 
-const CAP = Number(FAST_ENV.HOOKLINE_ENDPOINT_CONCURRENCY);
+const CAP = endpointCap(FAST_ENV);
 const EVENTS = 500;
 
 test("three workers compete for the same queues; one is killed mid-request, two carry on", {

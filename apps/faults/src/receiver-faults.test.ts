@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test } from "node:test";
-import { kind, type OwnServers, servers, startOwnServers } from "./backend.js";
+import { FIXED_CONCURRENCY, kind, type OwnServers, servers, startOwnServers } from "./backend.js";
 import { runCluster } from "./cluster.js";
 import type { Action } from "./receiver.js";
 import { assertLedgerHolds } from "./run.js";
@@ -33,7 +33,7 @@ test(`the receiver cuts connections mid-body and answers slowly under load (${ki
       events: servers ? 500 : 300,
       perSecond: servers ? 40 : 15,
       behaviour: misbehave,
-      env: { HOOKLINE_DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS) },
+      env: { ...FIXED_CONCURRENCY, HOOKLINE_DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS) },
       async inject() {},
     });
     assertLedgerHolds(verdict);

@@ -1,12 +1,19 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { FAST_ENV, type OwnServers, servers, startOwnServers } from "./backend.js";
+import {
+  endpointCap,
+  FAST_ENV,
+  FIXED_CONCURRENCY,
+  type OwnServers,
+  servers,
+  startOwnServers,
+} from "./backend.js";
 import { ENDPOINTS, runCluster } from "./cluster.js";
 import { assertLedgerHolds } from "./run.js";
 import { trace, until } from "./stream.js";
 
 const EVENTS = 500;
-const CAP = Number(FAST_ENV.HOOKLINE_ENDPOINT_CONCURRENCY);
+const CAP = endpointCap({ ...FAST_ENV, ...FIXED_CONCURRENCY });
 
 test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers reconnect alone", {
   skip: !servers && "the embedded default has no Redis",
@@ -21,6 +28,7 @@ test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers re
       workers: 2,
       events: EVENTS,
       perSecond: 40,
+      env: FIXED_CONCURRENCY,
       // Retries waiting as delayed jobs, and a slow endpoint (ep3) with a backlog of waiting ones:
       // what a Redis that comes back empty has lost, and only the sweeper can put back.
       behaviour: (_event, endpoint, nth) =>
