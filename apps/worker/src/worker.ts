@@ -62,14 +62,13 @@ export interface RunningWorker {
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const now = deps.now ?? Date.now;
   const log = deps.log ?? SILENT;
-  const loader = new Batcher<string, DeliveryWork | undefined>(
-    async (ids) => {
-      const rows = new Map((await loadDeliveryWork(deps.db, ids)).map((work) => [work.id, work]));
-      return ids.map((id) => rows.get(id));
-    },
-    256,
-    2,
-  );
+  // One load in flight, like the recorder: jobs that start meanwhile share the next one. Two in
+  // flight made batches half as big for no gain on servers, and embedded (one PGlite session runs
+  // every statement) delivered about 12% less.
+  const loader = new Batcher<string, DeliveryWork | undefined>(async (ids) => {
+    const rows = new Map((await loadDeliveryWork(deps.db, ids)).map((work) => [work.id, work]));
+    return ids.map((id) => rows.get(id));
+  });
   const recorder = new Batcher<AttemptResult, string | undefined>(async (results) => {
     const ids = await recordAttempts(deps.db, results, new Date(now()));
     if (ids.some((id) => id !== undefined)) deps.attemptsRecorded?.publish();
