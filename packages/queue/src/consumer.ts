@@ -1,6 +1,7 @@
 import type { Job, Worker } from "bullmq";
 import type { QueueBackend } from "./backend.js";
-import { openWorker } from "./handles.js";
+import { DueWakeups } from "./due-wakeups.js";
+import { openWorker, wakeWorker } from "./handles.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
 export type DeliveryProcessor = (job: DeliveryJobData, queueName: string) => Promise<void>;
@@ -70,6 +71,8 @@ export class DeliveryConsumer {
   private readonly closing = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private readonly reaper: NodeJS.Timeout;
+  /** Open queues' delayed jobs (retries, mostly): their Workers are woken when each comes due. */
+  private readonly wakeups: DueWakeups;
   private closed = false;
   private readonly now: () => number;
 
@@ -81,6 +84,7 @@ export class DeliveryConsumer {
     private readonly limits: { writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> },
   ) {
     this.now = options.now ?? Date.now;
+    this.wakeups = new DueWakeups((queue) => this.wake(queue), this.now);
     this.reaper = setInterval(
       () => this.tick(),
       Math.max(50, Math.min(options.idleCloseMs, options.turnMs) / 4),
@@ -101,9 +105,10 @@ export class DeliveryConsumer {
       const open = this.open.get(item.queue);
       if (open) {
         this.applyLimits(item.queue, open, item.limits);
-        if (item.dueAt <= now + this.options.idleCloseMs)
+        if (item.dueAt <= now + this.options.idleCloseMs) {
           open.keepUntil = Math.max(open.keepUntil, item.dueAt + OPEN_AHEAD_MS);
-        else this.addLater(item);
+          if (item.dueAt > now) this.wakeups.add(item.queue, item.dueAt);
+        } else this.addLater(item);
         // Overdue, yet nothing for us to take: its job is active elsewhere, maybe in a dead
         // worker. Stay open long enough for BullMQ's stalled check (two passes) to free it.
         if (open.drained && open.inFlight === 0 && item.dueAt < now - OPEN_AHEAD_MS)
@@ -130,8 +135,10 @@ export class DeliveryConsumer {
    */
   hasOpen(queue: string, dueAt: number): boolean {
     const open = this.open.get(queue);
-    if (!open || dueAt > this.now() + this.options.idleCloseMs) return false;
+    const now = this.now();
+    if (!open || dueAt > now + this.options.idleCloseMs) return false;
     open.keepUntil = Math.max(open.keepUntil, dueAt + OPEN_AHEAD_MS);
+    if (dueAt > now) this.wakeups.add(queue, dueAt);
     return true;
   }
 
@@ -175,10 +182,18 @@ export class DeliveryConsumer {
     this.closed = true;
     clearInterval(this.reaper);
     clearTimeout(this.timer);
+    this.wakeups.close();
     this.waiting.clear();
     this.later.clear();
     for (const name of [...this.open.keys()]) this.release(name);
     while (this.closing.size > 0) await Promise.allSettled([...this.closing]);
+  }
+
+  /** A delayed job of an open queue came due: its Worker looks for it now. */
+  private wake(queue: string): void {
+    const open = this.open.get(queue);
+    if (open)
+      wakeWorker(this.backend, open.worker).catch((error: Error) => this.options.onError?.(error, queue));
   }
 
   private addLater(item: QueueDemand): void {

@@ -33,3 +33,16 @@ export function openWorker<T>(
     createPostgresBackend,
   ) as unknown as Worker<T>;
 }
+
+/**
+ * Makes a Worker that waits for its next delayed job look for jobs now. On Redis it waits in a
+ * blocking command whose timeout Redis ends only on its next cron tick (`hz` 10 by default), so a
+ * delayed job would start up to 100 ms after it came due; the marker BullMQ itself adds when a job
+ * becomes ready wakes the Worker at once. The PostgreSQL backend's Workers time that wait in Node,
+ * on time already.
+ */
+export async function wakeWorker(backend: QueueBackend, worker: Worker): Promise<void> {
+  const marker = worker.keys.marker;
+  if (backend.kind !== "redis" || marker === undefined) return;
+  await backend.connection.zadd(marker, 0, "0");
+}

@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { connectStore, deliveryIdFor, type StoreConnection } from "@hookline/store";
 import { createTestBackend, readTestSettings, type TestBackend } from "@hookline/testkit";
 import pg from "pg";
-import { openQueueHandle } from "./handles.js";
+import { openQueueHandle, openWorker } from "./handles.js";
 import {
   DeliveryProducer,
   type FedQueue,
@@ -58,6 +58,42 @@ test("adding the same delivery twice (and concurrently) adds one job, carrying i
     assert.ok(news.every((f) => f.dueAt >= Date.now() + 50_000));
   } finally {
     await queue.close();
+  }
+});
+
+test("a retry or manual attempt that is due is taken before the endpoint's backlog of first attempts", async () => {
+  const endpoint = { tenantId: "t", endpointId: "backlog" };
+  const first = (n: number) => ({
+    ...endpoint,
+    deliveryId: deliveryIdFor("t", `new:${n}`, "backlog"),
+    attemptNumber: 1,
+    delayMs: 0,
+  });
+  const retry = {
+    ...endpoint,
+    deliveryId: deliveryIdFor("t", "old", "backlog"),
+    attemptNumber: 3,
+    delayMs: 0,
+  };
+  const manual = { ...first(9), manual: true };
+  await producer.enqueue([first(1), first(2), first(3)]);
+  await producer.enqueue([retry]);
+  await producer.enqueue([manual]);
+  const worker = openWorker(queues, routing.queueOf(endpoint), async () => {}, { autorun: false });
+  try {
+    const taken: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const job = await worker.getNextJob("test-token", { block: false });
+      assert.ok(job, `job ${i + 1} of 5 was handed out`);
+      taken.push(job.id ?? "");
+    }
+    assert.deepEqual(taken, [
+      jobIdFor(retry.deliveryId, 3),
+      jobIdFor(manual.deliveryId, 1),
+      ...[1, 2, 3].map((n) => jobIdFor(first(n).deliveryId, 1)),
+    ]);
+  } finally {
+    await worker.close(true);
   }
 });
 

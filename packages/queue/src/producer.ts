@@ -39,6 +39,16 @@ export interface ProducerOptions {
 /** Jobs per add: a fan-out's first queues open while the rest are still being added. */
 const JOBS_AT_ONCE = 1000;
 
+/**
+ * BullMQ takes a job without priority (0) before any prioritized one, on Redis and on PostgreSQL
+ * alike. A delivery's first attempt is prioritized, its retries and manual attempts are not, so a
+ * retry that comes due goes ahead of the endpoint's backlog of new deliveries and starts on its
+ * schedule: a retry belongs to an older delivery, and its wait was already chosen by the schedule.
+ */
+export function jobPriorityOf(item: Pick<EnqueueItem, "attemptNumber" | "manual">): number {
+  return item.attemptNumber === 1 && !item.manual ? 1 : 0;
+}
+
 /** Adds delivery jobs to the queue routing picks; job ids make adding twice harmless. */
 export class DeliveryProducer {
   private readonly adder: MultiQueueAdder;
@@ -71,7 +81,10 @@ export class DeliveryProducer {
       await this.adder.add(
         chunk.map((item) => {
           const queueName = this.routing.queueOf(item);
-          const dueAt = now + Math.max(0, item.delayMs);
+          const delay = Math.max(0, Math.round(item.delayMs));
+          // BullMQ's due time is its job's timestamp plus the delay: with the timestamp given, it
+          // is exactly the dueAt consumers are told (they wake the queue's Worker then).
+          const dueAt = now + delay;
           fed.set(queueName, Math.min(fed.get(queueName) ?? dueAt, dueAt));
           return {
             name: "deliver",
@@ -83,7 +96,9 @@ export class DeliveryProducer {
             } satisfies DeliveryJobData,
             opts: {
               jobId: jobIdFor(item.deliveryId, item.attemptNumber),
-              delay: Math.max(0, Math.round(item.delayMs)),
+              delay,
+              timestamp: now,
+              priority: jobPriorityOf(item),
               removeOnComplete: true,
               removeOnFail: { count: 1000 },
               attempts: this.options.infrastructureRetries ?? 20,
