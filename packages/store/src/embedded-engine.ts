@@ -29,28 +29,32 @@ async function run(start: EngineStart): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error("embedded-engine runs as a worker thread");
   const tell = (message: EngineMessage) => port.postMessage(message);
-  let stop: (() => Promise<void>) | undefined;
+  let pglite: PGlite | undefined;
+  let server: PGliteServer | undefined;
   try {
-    const pglite = await PGlite.create({
+    pglite = await PGlite.create({
       ...start.modules,
       ...(start.dataDir !== null && { dataDir: start.dataDir }),
     });
     // The socket ignores startup options, so BullMQ's search_path is set once for the shared session.
     await pglite.exec("SET search_path TO bullmq, public");
-    const server = new PGliteServer(pglite);
-    stop = async () => {
-      await server.close();
-      await pglite.close();
-    };
+    server = new PGliteServer(pglite);
     // A socket file left by a process that was killed would make listen fail with EADDRINUSE.
     await rm(start.socketPath, { force: true });
     await server.listen(start.socketPath);
     await chmod(start.socketPath, 0o600);
   } catch (error) {
-    await stop?.().catch(() => {});
+    // Whatever opened is closed, so a data directory is left consistent for the next start.
+    await server?.close().catch(() => {});
+    await pglite?.close().catch(() => {});
     tell({ kind: "failed", message: error instanceof Error ? error.message : String(error) });
     return;
   }
+  const opened = { pglite, server };
+  let stop: (() => Promise<void>) | undefined = async () => {
+    await opened.server.close();
+    await opened.pglite.close();
+  };
   port.on("message", (message: "stop") => {
     if (message !== "stop") return;
     const finish = stop ?? (async () => {});
