@@ -115,6 +115,53 @@ test("the embedded store listens on no TCP port: a Unix socket only its owner ca
   }
 });
 
+test("on the embedded store a NOTIFY reaches every other connection that LISTENs, as on a server", {
+  skip: settings.kind !== "embedded" && "covered by the embedded run",
+}, async () => {
+  const store = await connectStore({ dataDir: null });
+  const connect = async () => {
+    const client = new pg.Client(store.pgConfig);
+    await client.connect();
+    return client;
+  };
+  const [listener, other, sender] = await Promise.all([connect(), connect(), connect()]);
+  try {
+    await listener.query("-- BullMQ's workers listen like this\nLISTEN bullmq_jobs;");
+    await other.query('LISTEN "Other"');
+    // A notification that is never passed on fails the test at this deadline (its finally then
+    // closes everything) instead of hanging the run.
+    const heard = (client: pg.Client) =>
+      new Promise<string>((resolve, reject) => {
+        const deadline = setTimeout(() => reject(new Error("no notification within 10 s")), 10_000);
+        client.once("notification", (n) => {
+          clearTimeout(deadline);
+          resolve(`${n.channel}:${n.payload}`);
+        });
+      });
+    const first = heard(listener);
+    await sender.query("select pg_notify('bullmq_jobs', 'queue-a')");
+    assert.equal(await first, "bullmq_jobs:queue-a");
+    // Sent inside a transaction, it is passed on at commit; the other channel hears only its own.
+    const second = heard(listener);
+    const otherHeard = heard(other);
+    await sender.query("begin");
+    await sender.query("notify bullmq_jobs, 'queue-b'");
+    await sender.query("notify \"Other\", 'o'");
+    await sender.query("commit");
+    assert.equal(await second, "bullmq_jobs:queue-b");
+    assert.equal(await otherHeard, "Other:o");
+    // One connection's UNLISTEN ends listening for the shared session; the others keep hearing.
+    await other.query("LISTEN bullmq_jobs");
+    await other.query("UNLISTEN bullmq_jobs");
+    const third = heard(listener);
+    await sender.query("select pg_notify('bullmq_jobs', 'queue-c')");
+    assert.equal(await third, "bullmq_jobs:queue-c");
+  } finally {
+    await Promise.all([listener.end(), other.end(), sender.end()]);
+    await store.close();
+  }
+});
+
 test("an in-memory embedded store gets a private temporary socket directory, removed on close", {
   skip: settings.kind !== "embedded" && "covered by the embedded run",
 }, async () => {

@@ -1,5 +1,6 @@
 import net from "node:net";
 import type { PGlite } from "@electric-sql/pglite";
+import { NotificationScanner, notificationChannel } from "./notification-scanner.js";
 
 // Startup-phase request codes (messages without a type byte).
 const SSL_REQUEST = 80877103;
@@ -16,6 +17,12 @@ const CANCEL_REQUEST = 80877102;
  * statement (seen as rows that "vanished" under load). Here each client's messages run as one
  * unit up to its Sync or Query, and a client with an open transaction owns the session until it
  * ends it (or disconnects, which rolls it back).
+ *
+ * LISTEN and NOTIFY: the one session listens for every client that asked, and PostgreSQL hands a
+ * notification to the session at the end of whichever client's transaction sent it, in that
+ * client's output. Each notification is therefore also passed on to the other clients that
+ * listen on its channel, so BullMQ's workers wake when a job is added, as on a real server,
+ * instead of on their next poll.
  */
 export class PGliteServer {
   private readonly server: net.Server;
@@ -23,6 +30,9 @@ export class PGliteServer {
   private readonly waiting: { client: number; run: () => Promise<void> }[] = [];
   private running = false;
   private nextClient = 1;
+  private readonly clients = new Map<number, net.Socket>();
+  /** Channel to the clients listening on it. */
+  private readonly listeners = new Map<string, Set<number>>();
 
   constructor(private readonly pglite: PGlite) {
     this.server = net.createServer((socket) => this.accept(socket));
@@ -48,6 +58,7 @@ export class PGliteServer {
   private accept(socket: net.Socket): void {
     const client = this.nextClient++;
     this.sockets.add(socket);
+    this.clients.set(client, socket);
     socket.setNoDelay(true);
     let buffer: Buffer = Buffer.alloc(0);
     let started = false;
@@ -93,6 +104,8 @@ export class PGliteServer {
     });
     const release = () => {
       this.sockets.delete(socket);
+      this.clients.delete(client);
+      for (const listening of this.listeners.values()) listening.delete(client);
       this.drop(client).catch(() => {});
     };
     socket.on("close", release);
@@ -101,18 +114,66 @@ export class PGliteServer {
 
   private submit(client: number, socket: net.Socket, messages: Buffer[]): void {
     const input = messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages);
+    const relisten = this.noteListens(client, messages);
     this.waiting.push({
       client,
-      run: () =>
-        this.pglite.execProtocolRawStream(new Uint8Array(input.buffer, input.byteOffset, input.byteLength), {
-          // data may be a view of PGlite's memory, which the next message overwrites; a write
-          // that cannot finish at once (a full Unix socket buffer) would send those later bytes.
-          onRawData: (data) => {
-            if (!socket.destroyed) socket.write(Buffer.from(data));
+      run: async () => {
+        const scanner = new NotificationScanner((message) => this.passOn(client, message));
+        await this.pglite.execProtocolRawStream(
+          new Uint8Array(input.buffer, input.byteOffset, input.byteLength),
+          {
+            // data may be a view of PGlite's memory, which the next message overwrites; a write
+            // that cannot finish at once (a full Unix socket buffer) would send those later bytes.
+            onRawData: (data) => {
+              const output = Buffer.from(data);
+              if (!socket.destroyed) socket.write(output);
+              scanner.scan(output);
+            },
           },
-        }),
+        );
+        // An UNLISTEN ends listening for the whole session: others still listening get it back.
+        for (const channel of relisten)
+          await this.pglite.execProtocolRawStream(queryMessage(`LISTEN ${quoteIdentifier(channel)}`), {
+            onRawData: () => {},
+          });
+      },
     });
     this.pump();
+  }
+
+  /** Records the LISTENs and UNLISTENs in a client's simple queries; returns channels to listen on again. */
+  private noteListens(client: number, messages: Buffer[]): string[] {
+    const relisten: string[] = [];
+    for (const message of messages) {
+      if (message[0] !== 0x51 /* 'Q' */) continue;
+      const text = message.toString("utf8", 5, message.length - 1).replace(/--[^\n]*/g, "");
+      for (const [, verb, name] of text.matchAll(
+        /\b(UNLISTEN|LISTEN)\s+(\*|"(?:[^"]|"")+"|[A-Za-z_][\w$]*)/gi,
+      )) {
+        const unlisten = verb?.toUpperCase() === "UNLISTEN";
+        const channels = name === "*" ? [...this.listeners.keys()] : [channelName(name ?? "")];
+        for (const channel of channels) {
+          let listening = this.listeners.get(channel);
+          if (!listening) {
+            listening = new Set();
+            this.listeners.set(channel, listening);
+          }
+          if (unlisten) {
+            listening.delete(client);
+            if (listening.size > 0) relisten.push(channel);
+          } else listening.add(client);
+        }
+      }
+    }
+    return relisten;
+  }
+
+  /** A notification in one client's output goes to the other clients listening on its channel. */
+  private passOn(from: number, message: Buffer): void {
+    for (const client of this.listeners.get(notificationChannel(message)) ?? []) {
+      const socket = this.clients.get(client);
+      if (client !== from && socket && !socket.destroyed) socket.write(message);
+    }
   }
 
   /** Runs the next unit of work: any client's while the session is free, else only the owner's. */
@@ -149,6 +210,15 @@ export class PGliteServer {
       this.pump();
     }
   }
+}
+
+/** A channel as PostgreSQL names it: unquoted names fold to lower case. */
+function channelName(written: string): string {
+  return written.startsWith('"') ? written.slice(1, -1).replaceAll('""', '"') : written.toLowerCase();
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /** A simple-protocol Query message: 'Q', its length, the SQL text and a terminating zero. */
