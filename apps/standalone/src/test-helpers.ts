@@ -141,7 +141,6 @@ export async function queueAtOnce(
         tenantId: d.tenantId,
         endpointId: d.endpointId,
         attemptNumber: 1,
-        delayMs: 0,
       })),
     ),
   );

@@ -104,7 +104,9 @@ export function watchDemand(deps: DemandDeps): DemandWatcher {
     scan,
     fed(queues) {
       // A queue already open takes its new jobs by itself; only news of others needs the store.
-      if (queues?.every((fed) => deps.consumer.hasOpen(fed.queue, fed.dueAt))) return;
+      // Every queue is asked (no early stop): an open one also learns when to wake for its job.
+      const open = queues?.map((fed) => deps.consumer.hasOpen(fed.queue, fed.dueAt));
+      if (open?.every(Boolean)) return;
       scan().catch(deps.onError);
     },
     close() {

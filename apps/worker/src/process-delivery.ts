@@ -38,8 +38,7 @@ export async function processDelivery(
   const due = work.attemptCount + 1;
   if (job.attemptNumber !== due) {
     // An older job ran late (or again): make sure the due attempt has its job, then stop.
-    const waitMs = (work.nextAttemptAt?.getTime() ?? 0) - deps.now();
-    if (job.attemptNumber < due) await scheduleAttempt(deps, work, due, Math.max(0, waitMs));
+    if (job.attemptNumber < due) await scheduleAttempt(deps, work, due, work.nextAttemptAt?.getTime());
     return undefined;
   }
   if (work.endpoint?.status !== "enabled") {
@@ -87,12 +86,18 @@ export async function processDelivery(
   };
   const recorded = await deps.recordAttempt(result);
   if (recorded !== undefined && nextAttemptAt !== undefined)
-    await scheduleAttempt(deps, work, due + 1, Math.max(0, nextAttemptAt - deps.now()));
+    await scheduleAttempt(deps, work, due + 1, nextAttemptAt);
   return outcome;
 }
 
-function scheduleAttempt(deps: DeliveryDeps, work: DeliveryWork, attemptNumber: number, delayMs: number) {
+function scheduleAttempt(deps: DeliveryDeps, work: DeliveryWork, attemptNumber: number, dueAt?: number) {
   return deps.producer.enqueue([
-    { deliveryId: work.id, tenantId: work.tenantId, endpointId: work.endpointId, attemptNumber, delayMs },
+    {
+      deliveryId: work.id,
+      tenantId: work.tenantId,
+      endpointId: work.endpointId,
+      attemptNumber,
+      ...(dueAt !== undefined && { dueAt }),
+    },
   ]);
 }

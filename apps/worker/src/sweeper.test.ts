@@ -43,8 +43,8 @@ test("the sweeper re-enqueues the due attempt of overdue deliveries that have no
     "grace and batch size applied",
   );
   assert.deepEqual(h.enqueued, [
-    { deliveryId: "a", tenantId: "t", endpointId: "ep", attemptNumber: 1, delayMs: 0 },
-    { deliveryId: "c", tenantId: "t", endpointId: "ep", attemptNumber: 2, delayMs: 0 },
+    { deliveryId: "a", tenantId: "t", endpointId: "ep", attemptNumber: 1 },
+    { deliveryId: "c", tenantId: "t", endpointId: "ep", attemptNumber: 2 },
   ]);
 });
 

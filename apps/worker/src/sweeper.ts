@@ -43,7 +43,6 @@ export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> 
           tenantId: delivery.tenantId,
           endpointId: delivery.endpointId,
           attemptNumber,
-          delayMs: 0,
         });
       }
     }

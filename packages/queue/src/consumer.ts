@@ -225,8 +225,10 @@ export class DeliveryConsumer {
       if (item.dueAt > now + OPEN_AHEAD_MS) continue;
       this.later.delete(name);
       const open = this.open.get(name);
-      if (open) open.keepUntil = Math.max(open.keepUntil, item.dueAt + OPEN_AHEAD_MS);
-      else if (!this.waiting.has(name)) this.waiting.set(name, item);
+      if (open) {
+        open.keepUntil = Math.max(open.keepUntil, item.dueAt + OPEN_AHEAD_MS);
+        if (item.dueAt > now) this.wakeups.add(name, item.dueAt);
+      } else if (!this.waiting.has(name)) this.waiting.set(name, item);
     }
   }
 
@@ -336,6 +338,8 @@ export class DeliveryConsumer {
       }
     });
     this.open.set(item.queue, entry);
+    // Opened ahead of its first job: woken when that job comes due.
+    if (item.dueAt > now) this.wakeups.add(item.queue, item.dueAt);
     this.writeLimits(item.queue, item.limits)
       .then((generation) => {
         entry.limitsGeneration = generation;

@@ -12,11 +12,15 @@ import {
   type QueueRouting,
 } from "./routing.js";
 
-/** One job to add: a delivery's attempt, due after delayMs. */
+/** One job to add: a delivery's attempt. */
 export interface EnqueueItem extends EndpointRef {
   deliveryId: string;
   attemptNumber: number;
-  delayMs: number;
+  /**
+   * When it is due (ms since the epoch; absent or past: now). A time rather than a wait, so the
+   * store's next_attempt_at, BullMQ's due time and the consumers' wakeups are one instant.
+   */
+  dueAt?: number;
   manual?: boolean;
 }
 
@@ -44,9 +48,11 @@ const JOBS_AT_ONCE = 1000;
  * alike. A delivery's first attempt is prioritized, its retries and manual attempts are not, so a
  * retry that comes due goes ahead of the endpoint's backlog of new deliveries and starts on its
  * schedule: a retry belongs to an older delivery, and its wait was already chosen by the schedule.
+ * In lanes (many endpoints to a queue) every job keeps plain FIFO order: there a dead endpoint's
+ * retries would go ahead of other endpoints' new deliveries.
  */
-export function jobPriorityOf(item: Pick<EnqueueItem, "attemptNumber" | "manual">): number {
-  return item.attemptNumber === 1 && !item.manual ? 1 : 0;
+export function jobPriorityOf(item: Pick<EnqueueItem, "attemptNumber" | "manual">, lanes: number): number {
+  return lanes === 0 && item.attemptNumber === 1 && !item.manual ? 1 : 0;
 }
 
 /** Adds delivery jobs to the queue routing picks; job ids make adding twice harmless. */
@@ -81,7 +87,7 @@ export class DeliveryProducer {
       await this.adder.add(
         chunk.map((item) => {
           const queueName = this.routing.queueOf(item);
-          const delay = Math.max(0, Math.round(item.delayMs));
+          const delay = Math.max(0, Math.round((item.dueAt ?? now) - now));
           // BullMQ's due time is its job's timestamp plus the delay: with the timestamp given, it
           // is exactly the dueAt consumers are told (they wake the queue's Worker then).
           const dueAt = now + delay;
@@ -98,7 +104,7 @@ export class DeliveryProducer {
               jobId: jobIdFor(item.deliveryId, item.attemptNumber),
               delay,
               timestamp: now,
-              priority: jobPriorityOf(item),
+              priority: jobPriorityOf(item, this.routing.lanes),
               removeOnComplete: true,
               removeOnFail: { count: 1000 },
               attempts: this.options.infrastructureRetries ?? 20,

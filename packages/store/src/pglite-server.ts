@@ -114,10 +114,11 @@ export class PGliteServer {
 
   private submit(client: number, socket: net.Socket, messages: Buffer[]): void {
     const input = messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages);
-    const relisten = this.noteListens(client, messages);
     this.waiting.push({
       client,
       run: async () => {
+        // Noted when it runs, not when it arrives: the session listens in the order work runs.
+        const relisten = this.noteListens(client, messages);
         const scanner = new NotificationScanner((message) => this.passOn(client, message));
         await this.pglite.execProtocolRawStream(
           new Uint8Array(input.buffer, input.byteOffset, input.byteLength),
@@ -134,7 +135,7 @@ export class PGliteServer {
         // An UNLISTEN ends listening for the whole session: others still listening get it back.
         for (const channel of relisten)
           await this.pglite.execProtocolRawStream(queryMessage(`LISTEN ${quoteIdentifier(channel)}`), {
-            onRawData: () => {},
+            onRawData: (data) => scanner.scan(Buffer.from(data)),
           });
       },
     });

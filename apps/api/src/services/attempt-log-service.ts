@@ -70,7 +70,6 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           tenantId,
           endpointId: reopened.endpointId,
           attemptNumber: reopened.attemptCount + 1,
-          delayMs: 0,
           manual: true,
         },
       ]);

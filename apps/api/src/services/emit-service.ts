@@ -27,7 +27,6 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
             tenantId: d.tenantId,
             endpointId: d.endpointId,
             attemptNumber: 1,
-            delayMs: 0,
           })),
         )
         .catch((error: unknown) =>

@@ -195,7 +195,6 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           tenantId: d.tenantId,
           endpointId: d.endpointId,
           attemptNumber: d.attemptCount + 1,
-          delayMs: 0,
           manual: true,
         })),
       );
