@@ -48,7 +48,7 @@ export interface PostgresBackend extends BackendCommon {
   takeFlowErrors(): Error[];
   /** Each Worker gets its own pool and LISTEN client from this configuration. */
   readonly workerConnection: PostgresConnectionOptions;
-  /** How long an idle Worker waits between polls (NOTIFY does not reach embedded PGlite). */
+  /** How long an idle Worker waits between polls: on embedded PGlite, a safety net under NOTIFY. */
   readonly drainDelaySeconds: number;
 }
 
@@ -120,7 +120,8 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
       return taken;
     },
     workerConnection: workerConfig,
-    // NOTIFY reaches a worker on real PostgreSQL; on embedded PGlite it does not, so poll.
+    // NOTIFY wakes a worker on real PostgreSQL, and on embedded PGlite through the socket server,
+    // which passes notifications on between its connections; the short poll there is a safety net.
     drainDelaySeconds: options.embedded ? options.pollIntervalMs / 1000 : 5,
     // PostgreSQL keeps the queues' settings across restarts.
     connectionGeneration: () => 0,

@@ -1,6 +1,6 @@
 import type { ChangeSignals, SignalTopic } from "./change-signals.js";
 
-/** Signals within one process (the embedded service: PGlite has no NOTIFY across connections). */
+/** Signals within one process (the embedded service, whose PGlite belongs to that one process). */
 export function inProcessSignals(): ChangeSignals {
   return {
     attemptsRecorded: localTopic(),

@@ -45,7 +45,7 @@ export async function openInfrastructure(config: HooklineConfig, log: Logger): P
           },
     );
     // Chosen once, here: NOTIFY/LISTEN reaches every process on a real PostgreSQL; embedded PGlite
-    // has no NOTIFY across connections, and belongs to one process anyway.
+    // belongs to one process, where signals need no round trip through the database.
     const signals = store.embedded ? inProcessSignals() : postgresSignals(store, log);
     const { endpointConcurrency, endpointMaxConcurrency } = config.queue;
     const routing = new QueueRouting(
