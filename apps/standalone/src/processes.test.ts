@@ -124,7 +124,9 @@ test("SIGTERM lets in-flight attempts finish; after a restart every delivery is 
   let worker = await start();
   try {
     let rpc = clients((api ?? worker).address);
-    await rpc.endpoints.createEndpoint({ tenantId: "t", id: "ep", url: receiver.url });
+    // One in flight at 200 ms each: ten deliveries take two seconds, so the stop comes mid-run however
+    // fast the service picks jobs up (adaptive concurrency could have all ten in flight at once).
+    await rpc.endpoints.createEndpoint({ tenantId: "t", id: "ep", url: receiver.url, maxInFlight: 1 });
     for (let n = 0; n < 10; n++)
       await rpc.emit.emit({ tenantId: "t", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
     await eventually(
