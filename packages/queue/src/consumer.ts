@@ -71,8 +71,11 @@ export class DeliveryConsumer {
   private readonly closing = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private readonly reaper: NodeJS.Timeout;
-  /** Open queues' delayed jobs (retries, mostly): their Workers are woken when each comes due. */
-  private readonly wakeups: DueWakeups;
+  /**
+   * Open queues' delayed jobs (retries, mostly): their Workers are woken when each comes due. Only
+   * on Redis: the PostgreSQL backend's Workers time that wait themselves (see wakeWorker).
+   */
+  private readonly wakeups: DueWakeups | undefined;
   private closed = false;
   private readonly now: () => number;
 
@@ -84,7 +87,8 @@ export class DeliveryConsumer {
     private readonly limits: { writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> },
   ) {
     this.now = options.now ?? Date.now;
-    this.wakeups = new DueWakeups((queue) => this.wake(queue), this.now);
+    this.wakeups =
+      backend.kind === "redis" ? new DueWakeups((queue) => this.wake(queue), this.now) : undefined;
     this.reaper = setInterval(
       () => this.tick(),
       Math.max(50, Math.min(options.idleCloseMs, options.turnMs) / 4),
@@ -107,7 +111,7 @@ export class DeliveryConsumer {
         this.applyLimits(item.queue, open, item.limits);
         if (item.dueAt <= now + this.options.idleCloseMs) {
           open.keepUntil = Math.max(open.keepUntil, item.dueAt + OPEN_AHEAD_MS);
-          if (item.dueAt > now) this.wakeups.add(item.queue, item.dueAt);
+          if (item.dueAt > now) this.wakeups?.add(item.queue, item.dueAt);
         } else this.addLater(item);
         // Overdue, yet nothing for us to take: its job is active elsewhere, maybe in a dead
         // worker. Stay open long enough for BullMQ's stalled check (two passes) to free it.
@@ -138,7 +142,7 @@ export class DeliveryConsumer {
     const now = this.now();
     if (!open || dueAt > now + this.options.idleCloseMs) return false;
     open.keepUntil = Math.max(open.keepUntil, dueAt + OPEN_AHEAD_MS);
-    if (dueAt > now) this.wakeups.add(queue, dueAt);
+    if (dueAt > now) this.wakeups?.add(queue, dueAt);
     return true;
   }
 
@@ -182,7 +186,7 @@ export class DeliveryConsumer {
     this.closed = true;
     clearInterval(this.reaper);
     clearTimeout(this.timer);
-    this.wakeups.close();
+    this.wakeups?.close();
     this.waiting.clear();
     this.later.clear();
     for (const name of [...this.open.keys()]) this.release(name);
@@ -227,7 +231,7 @@ export class DeliveryConsumer {
       const open = this.open.get(name);
       if (open) {
         open.keepUntil = Math.max(open.keepUntil, item.dueAt + OPEN_AHEAD_MS);
-        if (item.dueAt > now) this.wakeups.add(name, item.dueAt);
+        if (item.dueAt > now) this.wakeups?.add(name, item.dueAt);
       } else if (!this.waiting.has(name)) this.waiting.set(name, item);
     }
   }
@@ -339,7 +343,7 @@ export class DeliveryConsumer {
     });
     this.open.set(item.queue, entry);
     // Opened ahead of its first job: woken when that job comes due.
-    if (item.dueAt > now) this.wakeups.add(item.queue, item.dueAt);
+    if (item.dueAt > now) this.wakeups?.add(item.queue, item.dueAt);
     this.writeLimits(item.queue, item.limits)
       .then((generation) => {
         entry.limitsGeneration = generation;

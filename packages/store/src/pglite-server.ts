@@ -119,7 +119,10 @@ export class PGliteServer {
       run: async () => {
         // Noted when it runs, not when it arrives: the session listens in the order work runs.
         const relisten = this.noteListens(client, messages);
-        const scanner = new NotificationScanner((message) => this.passOn(client, message));
+        // Scanned only while someone listens: otherwise a notification has nowhere to go.
+        const scanner = this.anyListening()
+          ? new NotificationScanner((message) => this.passOn(client, message))
+          : undefined;
         await this.pglite.execProtocolRawStream(
           new Uint8Array(input.buffer, input.byteOffset, input.byteLength),
           {
@@ -128,14 +131,14 @@ export class PGliteServer {
             onRawData: (data) => {
               const output = Buffer.from(data);
               if (!socket.destroyed) socket.write(output);
-              scanner.scan(output);
+              scanner?.scan(output);
             },
           },
         );
         // An UNLISTEN ends listening for the whole session: others still listening get it back.
         for (const channel of relisten)
           await this.pglite.execProtocolRawStream(queryMessage(`LISTEN ${quoteIdentifier(channel)}`), {
-            onRawData: (data) => scanner.scan(Buffer.from(data)),
+            onRawData: (data) => scanner?.scan(Buffer.from(data)),
           });
       },
     });
@@ -167,6 +170,11 @@ export class PGliteServer {
       }
     }
     return relisten;
+  }
+
+  private anyListening(): boolean {
+    for (const listening of this.listeners.values()) if (listening.size > 0) return true;
+    return false;
   }
 
   /** A notification in one client's output goes to the other clients listening on its channel. */
