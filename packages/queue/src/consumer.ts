@@ -1,7 +1,8 @@
-import type { Job, Worker } from "bullmq";
+import type { Job } from "bullmq";
 import type { QueueBackend } from "./backend.js";
 import { DueWakeups } from "./due-wakeups.js";
 import { openWorker, wakeWorker } from "./handles.js";
+import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queue.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
 export type DeliveryProcessor = (job: DeliveryJobData, queueName: string) => Promise<void>;
@@ -29,30 +30,6 @@ export interface ConsumerOptions {
   stalledAfterMs: number;
   onError?: (error: Error, queueName: string) => void;
   now?: () => number;
-}
-
-/** How early a queue opens before its first job is due, so the job starts on time. */
-const OPEN_AHEAD_MS = 250;
-
-interface OpenQueue {
-  worker: Worker<DeliveryJobData>;
-  endpoint: EndpointRef | undefined;
-  limits: QueueLimits;
-  /** The backend connection generation the limits were last written in. */
-  limitsGeneration: number;
-  inFlight: number;
-  openedAt: number;
-  lastBusyAt: number;
-  /** Kept open until then, unless others wait and it has served its jobs: a job is due shortly. */
-  keepUntil: number;
-  /**
-   * Kept open until then whatever else waits: its overdue jobs are active in another (maybe dead)
-   * worker, and only an open Worker's stalled check, two passes apart, moves them back.
-   */
-  stalledWatchUntil: number;
-  /** Jobs it has taken since it opened. */
-  served: number;
-  drained: boolean;
 }
 
 /**
@@ -267,7 +244,7 @@ export class DeliveryConsumer {
     let idle: string | undefined;
     let longest: [string, OpenQueue] | undefined;
     for (const [name, open] of this.open) {
-      if (this.canYield(open, now)) {
+      if (canYield(open, now, this.options.idleCloseMs)) {
         idle = name;
         break;
       }
@@ -336,7 +313,11 @@ export class DeliveryConsumer {
       entry.drained = true;
       // A fan-out fills the line with queues of one job each: hand the place over now, not on
       // the next tick, or the pool turns over a few dozen queues a second.
-      if (this.waiting.size > 0 && this.open.get(item.queue) === entry && this.canYield(entry, this.now())) {
+      if (
+        this.waiting.size > 0 &&
+        this.open.get(item.queue) === entry &&
+        canYield(entry, this.now(), this.options.idleCloseMs)
+      ) {
         this.release(item.queue);
         this.pump();
       }
@@ -355,16 +336,6 @@ export class DeliveryConsumer {
         this.options.onError?.(error, item.queue);
         if (this.open.get(item.queue) === entry) this.release(item.queue);
       });
-  }
-
-  /**
-   * Whether an open queue may give its place to a waiting one: nothing in flight, nothing left to
-   * take, and no reason to stay (a job due shortly that it has not served yet, or stalled jobs).
-   */
-  private canYield(open: OpenQueue, now: number): boolean {
-    if (open.inFlight > 0 || now < open.stalledWatchUntil) return false;
-    const idle = now - open.lastBusyAt >= this.options.idleCloseMs;
-    return (open.drained && (open.served > 0 || now >= open.keepUntil)) || (idle && now >= open.keepUntil);
   }
 
   private applyLimits(name: string, open: OpenQueue, limits: QueueLimits, force = false): void {
@@ -396,8 +367,4 @@ export class DeliveryConsumer {
       .finally(() => this.closing.delete(closing));
     this.closing.add(closing);
   }
-}
-
-function sameLimits(a: QueueLimits, b: QueueLimits): boolean {
-  return a.maxInFlight === b.maxInFlight && a.ratePerSecond === b.ratePerSecond;
 }
