@@ -33,11 +33,13 @@ export const FAST_ENV: Record<string, string> = {
 };
 
 /**
- * For the scenarios whose receiver fails a quarter of its first answers on purpose. Adaptive
- * concurrency halves on each such round, as it should for a failing endpoint, and sits near one
- * in flight: the run then outlasts its settle window (seen: 95 s to recover from a Redis restart,
- * 130 s latencies, against 22 s and 41 s at a fixed 8). Those scenarios test the ledger; how the
- * limit reacts to failing receivers has its own tests (apps/standalone/src/adaptive-concurrency.test.ts).
+ * For the scenarios whose receiver misbehaves on purpose: timeouts (each one halves an adaptive
+ * limit) and latencies that jump between 0 and 300 ms by themselves, which the adaptive limit
+ * reads as queueing. It then sits at a few in flight and the run outlasts its settle windows
+ * (seen with the adaptive default: 68 s latencies against 12 s at a fixed 8 for receiver cuts,
+ * 52 s against 27 s to recover from a Redis restart). Random 5xx alone no longer hold it down.
+ * Those scenarios test the ledger; how the limit reacts to failing receivers has its own tests
+ * (apps/standalone/src/adaptive-concurrency.test.ts).
  */
 export const FIXED_CONCURRENCY: Record<string, string> = { HOOKLINE_ENDPOINT_CONCURRENCY: "8" };
 

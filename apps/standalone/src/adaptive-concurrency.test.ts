@@ -103,6 +103,22 @@ test("a receiver that answers 429 above 4 in flight: the limit settles at or bel
   assert.ok(median(limits) <= 4 && median(limits) >= 2, seen);
 });
 
+test("a receiver that fails a quarter of its requests whatever its load: the limit still climbs past 8", async () => {
+  // Every fourth request gets a fast 500 (a bug, not load): as many with 1 in flight as with 20.
+  let requests = 0;
+  await endpointFor("flaky", () => {
+    requests += 1;
+    return requests % 4 === 0 ? { status: 500, delayMs: 0 } : { status: 200, delayMs: 50 };
+  });
+  await queueAtOnce(shared.svc, "flaky", 3_000, "e");
+  const limit = await eventually(
+    () => currentLimit("flaky"),
+    (l) => l >= 16,
+    { timeoutMs: 30_000 },
+  );
+  assert.ok(limit >= 16);
+});
+
 test("a receiver that hangs: the limit falls to the floor, and climbs again once it answers", async () => {
   let hanging = true;
   await endpointFor("hangs", () => (hanging ? "hang" : { status: 200, delayMs: 20 }));

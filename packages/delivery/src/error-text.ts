@@ -41,6 +41,12 @@ export function errorText(error: unknown, timeoutMs: number): string {
   return `request failed: ${code}`;
 }
 
+/** True for undici's own deadlines (connect, response headers), which are the delivery timeout. */
+export function isTimeout(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && TIMEOUTS.has(code);
+}
+
 /** The text of an attempt whose response headers did not arrive in time. */
 export function timeoutText(timeoutMs: number): string {
   return `no response within ${timeoutMs} ms`;

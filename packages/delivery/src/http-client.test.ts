@@ -7,6 +7,7 @@ import {
   createAddressPolicy,
   createHttpClient,
   type HttpClientOptions,
+  loadSignalOf,
   verdictOf,
 } from "./index.js";
 import { closedPort, startHttpServer, startTcpServer, type TestServer } from "./test-helpers.js";
@@ -111,6 +112,7 @@ test("a receiver that never answers times out with the deadline in the message",
   assert.equal(expectError(outcome), "no response within 300 ms");
   assert.ok(outcome.durationMs >= 300 && outcome.durationMs < 1500, `durationMs ${outcome.durationMs}`);
   assert.equal(verdictOf(outcome), "retry");
+  assert.equal(loadSignalOf(outcome), "overload", "a timeout held its slot for the whole deadline");
 });
 
 test("a redirect is returned as it is, not followed, and retried", async (t) => {
@@ -191,6 +193,11 @@ test("a closed port is reported as a refused connection", async (t) => {
 
   assert.equal(expectError(outcome), "connection failed: ECONNREFUSED");
   assert.equal(verdictOf(outcome), "retry");
+  assert.equal(
+    loadSignalOf(outcome),
+    "failure",
+    "load, or an endpoint that is down: the limiter tells which",
+  );
 });
 
 test("a reset before the response is reported as a reset connection", async (t) => {

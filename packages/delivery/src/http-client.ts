@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, ProxyAgent, request } from "undici";
 import { type AddressPolicy, createAddressPolicy } from "./address-policy.js";
-import { errorText, MAX_HEADER_BYTES, redactHeaderValues, timeoutText } from "./error-text.js";
+import { errorText, isTimeout, MAX_HEADER_BYTES, redactHeaderValues, timeoutText } from "./error-text.js";
 import { BlockedAddressError, guardedLookup, type LookupAll, systemLookup } from "./guarded-lookup.js";
 import { literalAddress } from "./literal-url.js";
 import type { AttemptOutcome } from "./outcome.js";
@@ -127,8 +127,15 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       if (timedOut) {
         // Timers can fire a fraction of a millisecond early against performance.now; the attempt
         // did last the whole deadline.
-        return { kind: "error", error: timeoutText(timeoutMs), durationMs: Math.max(elapsed(), timeoutMs) };
+        return {
+          kind: "error",
+          error: timeoutText(timeoutMs),
+          timedOut: true,
+          durationMs: Math.max(elapsed(), timeoutMs),
+        };
       }
+      if (isTimeout(error))
+        return { kind: "error", error: timeoutText(timeoutMs), timedOut: true, durationMs: elapsed() };
       return {
         kind: "error",
         error: redactHeaderValues(errorText(error, timeoutMs), headers),

@@ -10,15 +10,19 @@ const answer = (status: number): AttemptOutcome => ({
   durationMs: 5,
 });
 
-test("timeouts, refused connections, 429 and 5xx read as overload; 2xx as calm; the rest as nothing", () => {
+test("timeouts and 429 read as overload; 5xx and dropped connections as failures; 2xx as calm; the rest as nothing", () => {
   assert.equal(loadSignalOf(answer(200)), "ok");
   assert.equal(loadSignalOf(answer(204)), "ok");
   assert.equal(loadSignalOf(answer(429)), "overload");
-  assert.equal(loadSignalOf(answer(500)), "overload");
-  assert.equal(loadSignalOf(answer(503)), "overload");
   assert.equal(
-    loadSignalOf({ kind: "error", error: "timed out after 10000 ms", durationMs: 10_000 }),
+    loadSignalOf({ kind: "error", error: "no response within 10000 ms", timedOut: true, durationMs: 10_000 }),
     "overload",
+  );
+  assert.equal(loadSignalOf(answer(500)), "failure");
+  assert.equal(loadSignalOf(answer(503)), "failure");
+  assert.equal(
+    loadSignalOf({ kind: "error", error: "connection failed: ECONNREFUSED", durationMs: 1 }),
+    "failure",
   );
   assert.equal(loadSignalOf(answer(404)), "neutral");
   assert.equal(loadSignalOf(answer(410)), "neutral");

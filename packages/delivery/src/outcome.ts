@@ -7,6 +7,8 @@ export type AttemptOutcome =
       durationMs: number;
       /** Nothing was sent: the URL's address is one deliveries may not reach (the SSRF guard). */
       blocked?: true;
+      /** No answer (or no connection) within the delivery timeout. */
+      timedOut?: true;
     };
 
 /** What to do with a delivery after an attempt. */
@@ -31,12 +33,18 @@ export function verdictOf(outcome: AttemptOutcome): Verdict {
 
 /**
  * What an attempt says about the receiver's load, for the adaptive concurrency limit: a 2xx is a
- * calm answer (its latency counts); no answer (timeout, refused or reset connection), 429 and 5xx
- * say it is overloaded; anything else (a 404, a refused address) says nothing about load.
+ * calm answer (its latency counts); 429 and a timeout say it is overloaded (a timeout also held a
+ * slot for the whole deadline); a 5xx or a refused, reset or cut connection is a failure, which
+ * may be load or the endpoint's own fault (the limiter tells them apart by how often it happens
+ * with fewer in flight); anything else (a 404, a refused address) says nothing about load.
  */
-export function loadSignalOf(outcome: AttemptOutcome): "ok" | "overload" | "neutral" {
-  if (outcome.kind === "error") return outcome.blocked ? "neutral" : "overload";
+export function loadSignalOf(outcome: AttemptOutcome): "ok" | "overload" | "failure" | "neutral" {
+  if (outcome.kind === "error") {
+    if (outcome.blocked) return "neutral";
+    return outcome.timedOut ? "overload" : "failure";
+  }
   if (outcome.status >= 200 && outcome.status < 300) return "ok";
-  if (outcome.status === 429 || outcome.status >= 500) return "overload";
+  if (outcome.status === 429) return "overload";
+  if (outcome.status >= 500) return "failure";
   return "neutral";
 }

@@ -88,6 +88,50 @@ test("an endpoint that answers 429 above 4 in flight holds the limit at or below
   assert.ok(share(heldMs, (l) => l > 4) < 0.1, JSON.stringify([...heldMs]));
 });
 
+/** A repeatable stream of numbers in [0, 1) (mulberry32), so a random endpoint fails the same way each run. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+test("an endpoint that fails a quarter of its requests whatever its load keeps a high limit", () => {
+  for (const seed of [1, 2, 3]) {
+    const random = seeded(seed);
+    const { heldMs } = simulate(
+      () => (random() < 0.25 ? { latencyMs: 3, signal: "failure" } : { latencyMs: 20, signal: "ok" }),
+      40_000,
+      20_000,
+    );
+    assert.ok(medianLimit(heldMs) >= 40, `seed ${seed}: ${JSON.stringify([...heldMs])}`);
+  }
+});
+
+test("an endpoint that answers 503 above 4 in flight holds the limit near 4", () => {
+  const { heldMs } = simulate(
+    (n) => (n > 4 ? { latencyMs: 5, signal: "failure" } : { latencyMs: 50, signal: "ok" }),
+    120_000,
+    20_000,
+  );
+  assert.ok(medianLimit(heldMs) <= 5, JSON.stringify([...heldMs]));
+  assert.ok(share(heldMs, (l) => l > 6) < 0.1, JSON.stringify([...heldMs]));
+});
+
+test("an endpoint failing at random that also fails above 8 in flight holds the limit near 8", () => {
+  const random = seeded(7);
+  const { heldMs } = simulate(
+    (n) => (n > 8 || random() < 0.2 ? { latencyMs: 5, signal: "failure" } : { latencyMs: 40, signal: "ok" }),
+    180_000,
+    60_000,
+  );
+  const median = medianLimit(heldMs);
+  assert.ok(median >= 6 && median <= 10, JSON.stringify([...heldMs]));
+});
+
 test("a hanging endpoint takes the limit to the floor, and it climbs again when the endpoint answers", () => {
   let hanging = false;
   const { limiter, clock, run } = simulation(() =>

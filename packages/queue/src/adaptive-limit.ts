@@ -1,5 +1,10 @@
-/** What one attempt says about its endpoint's load. */
-export type LoadSignal = "ok" | "overload" | "neutral";
+import { FailureBaseline } from "./failure-baseline.js";
+
+/**
+ * What one attempt says about its endpoint's load: "overload" is unambiguous (429, a timeout);
+ * "failure" (5xx, a dropped or refused connection) may be load or the endpoint's own fault.
+ */
+export type LoadSignal = "ok" | "overload" | "failure" | "neutral";
 
 /** One finished attempt, as the limiter sees it. */
 export interface LimitSample {
@@ -25,7 +30,7 @@ export interface AdaptiveLimitSettings {
 const TOLERANCE = 2;
 // Absolute slack: a receiver answering in 1 ms must not read as overloaded at 3 ms of event-loop lag.
 const SLACK_MS = 20;
-/** An overload (timeout, refused connection, 429, 5xx) halves the limit, as TCP halves its window. */
+/** An overload (429, timeout), or failures beyond the endpoint's own rate, halve the limit, as TCP halves its window. */
 const OVERLOAD_BACKOFF = 0.5;
 /** A latency rise cuts in proportion to it, keeping at most LATENCY_BACKOFF_MAX and at least LATENCY_BACKOFF_MIN. */
 const LATENCY_BACKOFF_MAX = 0.9;
@@ -46,9 +51,11 @@ const BASELINE_DOUBLING_MS = 30_000;
  * An endpoint's concurrency limit, learned from its answers like a TCP congestion window: it
  * doubles each window of calm answers at first (slow start), then grows by one per window, and
  * only while the limit is actually in use; it is halved on an overload and cut in proportion when
- * latency rises above the endpoint's unloaded latency. A window is `limit` answers to attempts
- * started since the last change, so answers to attempts sent under an older limit (a whole batch
- * of timeouts) count once, not once each. Near the limit that last overloaded the endpoint (after
+ * latency rises above the endpoint's unloaded latency. Failures (5xx, dropped connections) cut it
+ * only when they are more frequent than the endpoint's failures with fewer in flight
+ * (FailureBaseline): an endpoint that fails a quarter of its requests whatever its load keeps its
+ * limit. A window is `limit` answers to attempts started since the last change, so answers to
+ * attempts sent under an older limit (a whole batch of timeouts) count once, not once each. Near the limit that last overloaded the endpoint (after
  * a latency rise: anywhere above the cut) it steps up only every few windows, so a ceiling is
  * probed rarely instead of hit every cycle.
  * Pure: the clock is passed in, and nothing here does I/O.
@@ -61,7 +68,10 @@ export class AdaptiveLimit {
   private baselineAt = 0;
   /** Samples of attempts started before this are ignored: they ran under an older limit. */
   private changedAt: number;
-  private window = { count: 0, latencySum: 0, busiest: 0, firstStartedAt: Number.POSITIVE_INFINITY };
+  private window = emptyWindow();
+  /** Attempts started under the current limit, and how many of them failed. */
+  private level = { samples: 0, failures: 0 };
+  private readonly failures = new FailureBaseline();
   /** The limit at which the endpoint last showed overload; undefined once it has taken more. */
   private overloadedAt: number | undefined;
   private calmWindows = 0;
@@ -98,16 +108,28 @@ export class AdaptiveLimit {
     // A hard refusal marks its own level: only the step back up to it is patient.
     if (sample.signal === "overload") return this.cut(OVERLOAD_BACKOFF, 0, this.value);
 
+    const failed = sample.signal === "failure";
+    this.failures.record(this.value, failed, this.now());
+    this.level.samples += 1;
     this.window.count += 1;
-    this.window.latencySum += sample.latencyMs;
+    if (failed) this.level.failures += 1;
+    else {
+      this.window.answered += 1;
+      this.window.latencySum += sample.latencyMs;
+    }
     this.window.busiest = Math.max(this.window.busiest, sample.inFlight);
     this.window.firstStartedAt = Math.min(this.window.firstStartedAt, sample.startedAt);
     if (this.window.count < this.value) return false;
-    const meanMs = this.window.latencySum / this.window.count;
-    // Growth must be earned: a window that never used half the limit says nothing about more.
-    const used = this.window.busiest * 2 >= this.value;
-    const tookMs = this.now() - this.window.firstStartedAt;
+    const { answered, latencySum, busiest, firstStartedAt } = this.window;
     this.resetWindow();
+    if (this.failures.isLoad(this.value, this.level.samples, this.level.failures, this.now()))
+      return this.cut(OVERLOAD_BACKOFF, 0, this.value);
+    // A window of failures only says nothing about latency, nor that more would be answered.
+    if (answered === 0) return false;
+    const meanMs = latencySum / answered;
+    // Growth must be earned: a window that never used half the limit says nothing about more.
+    const used = busiest * 2 >= this.value;
+    const tookMs = this.now() - firstStartedAt;
 
     const baseline = this.updateBaseline(meanMs);
     const bound = baseline * TOLERANCE + SLACK_MS;
@@ -158,11 +180,12 @@ export class AdaptiveLimit {
   private changed(): void {
     this.changedAt = this.now();
     this.resetWindow();
+    this.level = { samples: 0, failures: 0 };
     this.calmWindows = 0;
   }
 
   private resetWindow(): void {
-    this.window = { count: 0, latencySum: 0, busiest: 0, firstStartedAt: Number.POSITIVE_INFINITY };
+    this.window = emptyWindow();
   }
 
   /** Updates the unloaded latency with a window's mean; returns the one to judge this window by. */
@@ -181,4 +204,9 @@ export class AdaptiveLimit {
   private clamp(limit: number): number {
     return Math.max(this.settings.floor, Math.min(this.settings.max, Math.round(limit)));
   }
+}
+
+/** Answers counted since the window began: all of them, the answered ones (their latency), the most in flight. */
+function emptyWindow() {
+  return { count: 0, answered: 0, latencySum: 0, busiest: 0, firstStartedAt: Number.POSITIVE_INFINITY };
 }
