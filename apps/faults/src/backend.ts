@@ -34,12 +34,13 @@ export const FAST_ENV: Record<string, string> = {
 
 /**
  * For the scenarios whose receiver misbehaves on purpose: timeouts (each one halves an adaptive
- * limit) and latencies that jump between 0 and 300 ms by themselves, which the adaptive limit
- * reads as queueing. It then sits at a few in flight and the run outlasts its settle windows
- * (seen with the adaptive default: 68 s latencies against 12 s at a fixed 8 for receiver cuts,
- * 52 s against 27 s to recover from a Redis restart). Random 5xx alone no longer hold it down.
- * Those scenarios test the ledger; how the limit reacts to failing receivers has its own tests
- * (apps/standalone/src/adaptive-concurrency.test.ts).
+ * limit), fast 503s, and an endpoint with a standing backlog. There the adaptive limit sits below
+ * 8 for long stretches: each worker process learns from its own half of the answers, and on two
+ * shared cores an answer's latency, measured by the worker, rises with the whole cluster's load,
+ * which reads as queueing. Seen with the adaptive default: 27 s latencies against 12 s at a fixed 8
+ * for receiver cuts, 41 to 85 s against 14 s to recover from a Redis restart. Those scenarios test
+ * the ledger; how the limit reacts to failing and slow receivers has its own tests
+ * (apps/standalone/src/adaptive-concurrency.test.ts, packages/queue/src/adaptive-limit.test.ts).
  */
 export const FIXED_CONCURRENCY: Record<string, string> = { HOOKLINE_ENDPOINT_CONCURRENCY: "8" };
 

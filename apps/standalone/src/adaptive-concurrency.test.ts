@@ -119,6 +119,24 @@ test("a receiver that fails a quarter of its requests whatever its load: the lim
   assert.ok(limit >= 16);
 });
 
+test("a receiver whose answers take 5 to 300 ms by themselves: the limit still climbs past 16", async () => {
+  // Lognormal around 30 ms whatever the load: one answer in a hundred takes over 300 ms.
+  const varying = () => {
+    const normal = Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random());
+    return Math.round(30 * Math.exp(normal));
+  };
+  const receiver = await endpointFor("varying", () => ({ status: 200, delayMs: varying() }));
+  await queueAtOnce(shared.svc, "varying", 3_000, "e");
+  await eventually(
+    () => currentLimit("varying"),
+    (l) => l >= 16,
+    { timeoutMs: 30_000 },
+  );
+  // Not a passing spike: it stays up while the backlog lasts.
+  const { limits } = await readings("varying", receiver, 10);
+  assert.ok(median(limits) >= 16, `limits read: ${limits.join(" ")}`);
+});
+
 test("a receiver that hangs: the limit falls to the floor, and climbs again once it answers", async () => {
   let hanging = true;
   await endpointFor("hangs", () => (hanging ? "hang" : { status: 200, delayMs: 20 }));

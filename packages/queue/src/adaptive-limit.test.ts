@@ -132,6 +132,29 @@ test("an endpoint failing at random that also fails above 8 in flight holds the 
   assert.ok(median >= 6 && median <= 10, JSON.stringify([...heldMs]));
 });
 
+/** A latency drawn around medianMs with a long tail: lognormal, one answer in a hundred ten times the median. */
+function varying(random: () => number, medianMs: number): number {
+  const normal = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  return medianMs * Math.exp(normal);
+}
+
+test("an endpoint whose latency varies by itself (a cache hit, then a miss) keeps a high limit", () => {
+  const random = seeded(21);
+  const { heldMs } = simulate(() => ({ latencyMs: varying(random, 30), signal: "ok" }), 120_000, 30_000);
+  assert.ok(medianLimit(heldMs) >= 40, JSON.stringify([...heldMs]));
+});
+
+test("an endpoint whose latency varies and rises 20 ms with each request above 8 is held near 10", () => {
+  const random = seeded(23);
+  const { heldMs } = simulate(
+    (n) => ({ latencyMs: Math.max(0, n - 8) * 20 + varying(random, 30), signal: "ok" }),
+    120_000,
+    30_000,
+  );
+  const median = medianLimit(heldMs);
+  assert.ok(median >= 8 && median <= 14, JSON.stringify([...heldMs]));
+});
+
 test("a hanging endpoint takes the limit to the floor, and it climbs again when the endpoint answers", () => {
   let hanging = false;
   const { limiter, clock, run } = simulation(() =>

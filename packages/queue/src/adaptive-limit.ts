@@ -1,4 +1,4 @@
-import { FailureBaseline } from "./failure-baseline.js";
+import { LevelHistory } from "./level-history.js";
 
 /**
  * What one attempt says about its endpoint's load: "overload" is unambiguous (429, a timeout);
@@ -26,10 +26,16 @@ export interface AdaptiveLimitSettings {
   max: number;
 }
 
-/** A window whose mean latency passes baseline * TOLERANCE + SLACK_MS is a sign of queueing. */
+/** A window whose mean latency passes TOLERANCE times that with fewer in flight, plus SLACK_MS... */
 const TOLERANCE = 2;
 // Absolute slack: a receiver answering in 1 ms must not read as overloaded at 3 ms of event-loop lag.
 const SLACK_MS = 20;
+/**
+ * ...plus this many standard errors of the window's mean, is a sign of queueing: a receiver whose
+ * latency varies by itself (a cache hit in 5 ms, a miss in 300) must not read as queueing at 1 or 2
+ * in flight, where a window is one or two answers.
+ */
+const LATENCY_Z = 2;
 /** An overload (429, timeout), or failures beyond the endpoint's own rate, halve the limit, as TCP halves its window. */
 const OVERLOAD_BACKOFF = 0.5;
 /** A latency rise cuts in proportion to it, keeping at most LATENCY_BACKOFF_MAX and at least LATENCY_BACKOFF_MIN. */
@@ -44,8 +50,6 @@ const PROBE_WINDOWS = 4;
  */
 const PROBE_PATIENCE = 2;
 const MAX_PROBE_WAIT_MS = 5_000;
-/** The unloaded latency may double every this many ms, so an endpoint that got slower for good is not read as overloaded forever. */
-const BASELINE_DOUBLING_MS = 30_000;
 
 /**
  * An endpoint's concurrency limit, learned from its answers like a TCP congestion window: it
@@ -63,15 +67,12 @@ const BASELINE_DOUBLING_MS = 30_000;
 export class AdaptiveLimit {
   private value: number;
   private slowStart = true;
-  /** Mean latency of the calmest recent window. */
-  private baselineMs: number | undefined;
-  private baselineAt = 0;
   /** Samples of attempts started before this are ignored: they ran under an older limit. */
   private changedAt: number;
   private window = emptyWindow();
   /** Attempts started under the current limit, and how many of them failed. */
   private level = { samples: 0, failures: 0 };
-  private readonly failures = new FailureBaseline();
+  private readonly history = new LevelHistory();
   /** The limit at which the endpoint last showed overload; undefined once it has taken more. */
   private overloadedAt: number | undefined;
   private calmWindows = 0;
@@ -109,7 +110,11 @@ export class AdaptiveLimit {
     if (sample.signal === "overload") return this.cut(OVERLOAD_BACKOFF, 0, this.value);
 
     const failed = sample.signal === "failure";
-    this.failures.record(this.value, failed, this.now());
+    this.history.record(
+      this.value,
+      failed ? { failed } : { failed, latencyMs: sample.latencyMs },
+      this.now(),
+    );
     this.level.samples += 1;
     this.window.count += 1;
     if (failed) this.level.failures += 1;
@@ -122,17 +127,21 @@ export class AdaptiveLimit {
     if (this.window.count < this.value) return false;
     const { answered, latencySum, busiest, firstStartedAt } = this.window;
     this.resetWindow();
-    if (this.failures.isLoad(this.value, this.level.samples, this.level.failures, this.now()))
+    const now = this.now();
+    if (this.history.failuresAreLoad(this.value, this.level.samples, this.level.failures, now))
       return this.cut(OVERLOAD_BACKOFF, 0, this.value);
     // A window of failures only says nothing about latency, nor that more would be answered.
     if (answered === 0) return false;
-    const meanMs = latencySum / answered;
     // Growth must be earned: a window that never used half the limit says nothing about more.
     const used = busiest * 2 >= this.value;
-    const tookMs = this.now() - firstStartedAt;
+    const tookMs = now - firstStartedAt;
 
-    const baseline = this.updateBaseline(meanMs);
-    const bound = baseline * TOLERANCE + SLACK_MS;
+    const below = this.history.latencyBelow(this.value, now);
+    const meanMs = latencySum / answered;
+    const bound =
+      below === undefined
+        ? Number.POSITIVE_INFINITY
+        : below.meanMs * TOLERANCE + SLACK_MS + (LATENCY_Z * below.deviationMs) / Math.sqrt(answered);
     if (meanMs > bound) {
       const ratio = Math.max(LATENCY_BACKOFF_MIN, Math.min(LATENCY_BACKOFF_MAX, bound / meanMs));
       // Latency rises before the level where it shows: every step above the cut is patient.
@@ -188,25 +197,12 @@ export class AdaptiveLimit {
     this.window = emptyWindow();
   }
 
-  /** Updates the unloaded latency with a window's mean; returns the one to judge this window by. */
-  private updateBaseline(meanMs: number): number {
-    const now = this.now();
-    // Judged against the baseline from before this window, so a slow window cannot excuse itself.
-    const judge =
-      this.baselineMs === undefined
-        ? meanMs
-        : this.baselineMs * 2 ** ((now - this.baselineAt) / BASELINE_DOUBLING_MS);
-    this.baselineMs = Math.min(judge, meanMs);
-    this.baselineAt = now;
-    return judge;
-  }
-
   private clamp(limit: number): number {
     return Math.max(this.settings.floor, Math.min(this.settings.max, Math.round(limit)));
   }
 }
 
-/** Answers counted since the window began: all of them, the answered ones (their latency), the most in flight. */
+/** Attempts counted since the window began: all of them, the answered ones (their latency), the most in flight. */
 function emptyWindow() {
   return { count: 0, answered: 0, latencySum: 0, busiest: 0, firstStartedAt: Number.POSITIVE_INFINITY };
 }
