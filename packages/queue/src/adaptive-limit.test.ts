@@ -111,6 +111,16 @@ test("an endpoint that fails a quarter of its requests whatever its load keeps a
   }
 });
 
+test("an endpoint that fails most of its requests, whatever its load, is held near one in flight", () => {
+  const random = seeded(9);
+  const { heldMs } = simulate(
+    () => (random() < 0.75 ? { latencyMs: 3, signal: "failure" } : { latencyMs: 20, signal: "ok" }),
+    40_000,
+    20_000,
+  );
+  assert.ok(medianLimit(heldMs) <= 2, JSON.stringify([...heldMs]));
+});
+
 test("an endpoint that answers 503 above 4 in flight holds the limit near 4", () => {
   const { heldMs } = simulate(
     (n) => (n > 4 ? { latencyMs: 5, signal: "failure" } : { latencyMs: 50, signal: "ok" }),

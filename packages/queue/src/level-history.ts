@@ -4,6 +4,13 @@ const HALF_LIFE_MS = 60_000;
 const MIN_SAMPLES = 10;
 /** How unlikely, were the failures the endpoint's own, a level's failures must be to count as load. */
 const FAILURE_SIGNIFICANCE = 0.02;
+/**
+ * An endpoint failing at least this share of its requests with fewer in flight is mostly broken:
+ * its failures count as load, as TCP counts loss, so it is held near one in flight. More slots
+ * would mostly buy more failed attempts, and hold retries behind them instead of in the queue,
+ * where a retry that comes due goes first.
+ */
+const MOSTLY_FAILING = 0.5;
 
 interface Tally {
   samples: number;
@@ -55,6 +62,7 @@ export class LevelHistory {
     if (below.samples < MIN_SAMPLES) return true;
     // Laplace's rule: a level that never failed in 20 attempts is not taken to never fail.
     const rate = (below.failures + 1) / (below.samples + 2);
+    if (rate >= MOSTLY_FAILING) return true;
     const observed = failures / samples;
     return observed > rate && samples * divergence(observed, rate) > Math.log(1 / FAILURE_SIGNIFICANCE);
   }
