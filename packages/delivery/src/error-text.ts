@@ -41,10 +41,13 @@ export function errorText(error: unknown, timeoutMs: number): string {
   return `request failed: ${code}`;
 }
 
-/** True for undici's own deadlines (connect, response headers), which are the delivery timeout. */
+/**
+ * True when the receiver never answered in time: undici's own deadlines (connect, response
+ * headers), which are the delivery timeout, or the kernel's connect timeout.
+ */
 export function isTimeout(error: unknown): boolean {
   const code = codeOf(error);
-  return code !== undefined && TIMEOUTS.has(code);
+  return code !== undefined && (TIMEOUTS.has(code) || code === "ETIMEDOUT");
 }
 
 /** The text of an attempt whose response headers did not arrive in time. */

@@ -134,11 +134,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           durationMs: Math.max(elapsed(), timeoutMs),
         };
       }
-      if (isTimeout(error))
-        return { kind: "error", error: timeoutText(timeoutMs), timedOut: true, durationMs: elapsed() };
       return {
         kind: "error",
         error: redactHeaderValues(errorText(error, timeoutMs), headers),
+        ...(isTimeout(error) && { timedOut: true as const }),
         durationMs: elapsed(),
       };
     } finally {

@@ -26,17 +26,14 @@ export interface AdaptiveLimitSettings {
   max: number;
 }
 
-/** A window whose mean latency passes TOLERANCE times that with fewer in flight, plus SLACK_MS... */
+/**
+ * A window whose mean latency passes TOLERANCE times the mean at the lowest limits measured (the
+ * endpoint nearly unloaded), plus SLACK_MS, is a sign of queueing.
+ */
 const TOLERANCE = 2;
 // Absolute slack: a receiver answering in 1 ms must not read as overloaded at 3 ms of event-loop lag.
 const SLACK_MS = 20;
-/**
- * ...plus this many standard errors of the window's mean, is a sign of queueing: a receiver whose
- * latency varies by itself (a cache hit in 5 ms, a miss in 300) must not read as queueing at 1 or 2
- * in flight, where a window is one or two answers.
- */
-const LATENCY_Z = 2;
-/** An overload (429, timeout), or failures beyond the endpoint's own rate, halve the limit, as TCP halves its window. */
+/** An overload (429, timeout), or failures beyond the endpoint's own rate, halve the limit as TCP halves its window. */
 const OVERLOAD_BACKOFF = 0.5;
 /** A latency rise cuts in proportion to it, keeping at most LATENCY_BACKOFF_MAX and at least LATENCY_BACKOFF_MIN. */
 const LATENCY_BACKOFF_MAX = 0.9;
@@ -50,18 +47,20 @@ const PROBE_WINDOWS = 4;
  */
 const PROBE_PATIENCE = 2;
 const MAX_PROBE_WAIT_MS = 5_000;
+/** The attempts at one limit its failure tally weighs, at most about (older ones count by halves). */
+const LEVEL_MEMORY = 1_000;
 
 /**
  * An endpoint's concurrency limit, learned from its answers like a TCP congestion window: it
  * doubles each window of calm answers at first (slow start), then grows by one per window, and
- * only while the limit is actually in use; it is halved on an overload and cut in proportion when
- * latency rises above the endpoint's unloaded latency. Failures (5xx, dropped connections) cut it
- * only when they are more frequent than the endpoint's failures with fewer in flight
- * (FailureBaseline): an endpoint that fails a quarter of its requests whatever its load keeps its
- * limit. A window is `limit` answers to attempts started since the last change, so answers to
- * attempts sent under an older limit (a whole batch of timeouts) count once, not once each. Near the limit that last overloaded the endpoint (after
- * a latency rise: anywhere above the cut) it steps up only every few windows, so a ceiling is
- * probed rarely instead of hit every cycle.
+ * only while the limit is actually in use; it is halved on an overload (429, a timeout) and cut
+ * in proportion when latency rises well above the latency at the lowest limits measured.
+ * Failures (5xx, dropped connections) halve it only when they are more frequent than with fewer in
+ * flight (LevelHistory): an endpoint that fails a quarter of its requests whatever its load keeps
+ * its limit. A window is `limit` answers to attempts started since the last change, so answers to
+ * attempts sent under an older limit (a whole batch of timeouts) count once, not once each. Near
+ * the limit that last overloaded the endpoint (after a latency rise: anywhere above the cut) it
+ * steps up only every few windows, so a ceiling is probed rarely instead of hit every cycle.
  * Pure: the clock is passed in, and nothing here does I/O.
  */
 export class AdaptiveLimit {
@@ -70,8 +69,8 @@ export class AdaptiveLimit {
   /** Samples of attempts started before this are ignored: they ran under an older limit. */
   private changedAt: number;
   private window = emptyWindow();
-  /** Attempts started under the current limit, and how many of them failed. */
-  private level = { samples: 0, failures: 0 };
+  /** Attempts started under the current limit, how many of them failed, and how often they were judged. */
+  private level = { samples: 0, failures: 0, checks: 0 };
   private readonly history = new LevelHistory();
   /** The limit at which the endpoint last showed overload; undefined once it has taken more. */
   private overloadedAt: number | undefined;
@@ -116,6 +115,11 @@ export class AdaptiveLimit {
       this.now(),
     );
     this.level.samples += 1;
+    if (this.level.samples > LEVEL_MEMORY) {
+      // A limit held for long: recent attempts keep weight enough to show a change in failures.
+      this.level.samples /= 2;
+      this.level.failures /= 2;
+    }
     this.window.count += 1;
     if (failed) this.level.failures += 1;
     else {
@@ -128,7 +132,9 @@ export class AdaptiveLimit {
     const { answered, latencySum, busiest, firstStartedAt } = this.window;
     this.resetWindow();
     const now = this.now();
-    if (this.history.failuresAreLoad(this.value, this.level.samples, this.level.failures, now))
+    this.level.checks += 1;
+    const { samples, failures, checks } = this.level;
+    if (this.history.failuresAreLoad(this.value, samples, failures, checks))
       return this.cut(OVERLOAD_BACKOFF, 0, this.value);
     // A window of failures only says nothing about latency, nor that more would be answered.
     if (answered === 0) return false;
@@ -136,12 +142,9 @@ export class AdaptiveLimit {
     const used = busiest * 2 >= this.value;
     const tookMs = now - firstStartedAt;
 
-    const below = this.history.latencyBelow(this.value, now);
+    const below = this.history.latencyBelow(this.value);
     const meanMs = latencySum / answered;
-    const bound =
-      below === undefined
-        ? Number.POSITIVE_INFINITY
-        : below.meanMs * TOLERANCE + SLACK_MS + (LATENCY_Z * below.deviationMs) / Math.sqrt(answered);
+    const bound = below === undefined ? Number.POSITIVE_INFINITY : below.meanMs * TOLERANCE + SLACK_MS;
     if (meanMs > bound) {
       const ratio = Math.max(LATENCY_BACKOFF_MIN, Math.min(LATENCY_BACKOFF_MAX, bound / meanMs));
       // Latency rises before the level where it shows: every step above the cut is patient.
@@ -189,7 +192,7 @@ export class AdaptiveLimit {
   private changed(): void {
     this.changedAt = this.now();
     this.resetWindow();
-    this.level = { samples: 0, failures: 0 };
+    this.level = { samples: 0, failures: 0, checks: 0 };
     this.calmWindows = 0;
   }
 

@@ -1,6 +1,10 @@
-/** Counts fade by half every this many ms, so a fixed bug, a new bottleneck or a slower receiver is judged afresh. */
+/**
+ * A level's counts fade by half for every this many ms between its visits, so when the limit comes
+ * back to it, what the endpoint does now outweighs what it did minutes ago. A level is not faded
+ * while the limit is elsewhere: it is the bar the current level is judged by.
+ */
 const HALF_LIFE_MS = 60_000;
-/** Fewer weighted attempts than this with fewer in flight say nothing yet. */
+/** Fewer weighted attempts below a level than this are too little to judge it by (any failure then counts as load). */
 const MIN_SAMPLES = 10;
 /** How unlikely, were the failures the endpoint's own, a level's failures must be to count as load. */
 const FAILURE_SIGNIFICANCE = 0.02;
@@ -15,18 +19,15 @@ const MOSTLY_FAILING = 0.5;
 interface Tally {
   samples: number;
   failures: number;
-  /** Answered attempts (not failed), and the sum and sum of squares of their latency. */
+  /** Answered attempts (not failed), and the sum of their latency. */
   answered: number;
   latencySum: number;
-  latencySquares: number;
   at: number;
 }
 
 /** What the endpoint's answers looked like with fewer in flight than some level. */
 export interface LatencyBelow {
   meanMs: number;
-  /** Standard deviation of one answer's latency. */
-  deviationMs: number;
 }
 
 /**
@@ -40,7 +41,7 @@ export class LevelHistory {
 
   /** Records one attempt started under `level`: a failure, or an answer and its latency. */
   record(level: number, answer: { failed: true } | { failed: false; latencyMs: number }, now: number): void {
-    const tally = this.faded(level, now);
+    const tally = this.fadedForWrite(level, now);
     tally.samples += 1;
     if (answer.failed) {
       tally.failures += 1;
@@ -48,23 +49,27 @@ export class LevelHistory {
     }
     tally.answered += 1;
     tally.latencySum += answer.latencyMs;
-    tally.latencySquares += answer.latencyMs * answer.latencyMs;
   }
 
   /**
-   * True when `failures` of `samples` attempts at `level` are more than the endpoint's rate below
-   * that level explains: by a Chernoff bound, under FAILURE_SIGNIFICANCE likely were that rate the
-   * cause. With too little seen below the level, any failure is taken for load.
+   * True when `failures` of `samples` attempts at `level` are more than the endpoint's failures
+   * below that level explain: above the highest rate the attempts below allow, by a margin that
+   * rate would leave under FAILURE_SIGNIFICANCE likely (Chernoff bounds both). `check` counts the
+   * times this level's growing tally was judged: each later check asks for more (the significance
+   * spent over checks 1, 2, 3... as 1/k², about 1.6 times FAILURE_SIGNIFICANCE in all), so judging
+   * it after every window does not make a chance run of failures ever likelier. With too little
+   * seen below the level, any failure is taken for load, and the limit goes down to learn more.
    */
-  failuresAreLoad(level: number, samples: number, failures: number, now: number): boolean {
+  failuresAreLoad(level: number, samples: number, failures: number, check: number): boolean {
     if (failures === 0) return false;
-    const below = this.pooledBelow(level, now);
+    const below = this.pooledBelow(level);
     if (below.samples < MIN_SAMPLES) return true;
     // Laplace's rule: a level that never failed in 20 attempts is not taken to never fail.
-    const rate = (below.failures + 1) / (below.samples + 2);
-    if (rate >= MOSTLY_FAILING) return true;
+    if ((below.failures + 1) / (below.samples + 2) >= MOSTLY_FAILING) return true;
+    const ceiling = highestRate(below.samples, below.failures);
     const observed = failures / samples;
-    return observed > rate && samples * divergence(observed, rate) > Math.log(1 / FAILURE_SIGNIFICANCE);
+    const needed = Math.log(1 / FAILURE_SIGNIFICANCE) + 2 * Math.log(Math.max(1, check));
+    return observed > ceiling && samples * divergence(observed, ceiling) > needed;
   }
 
   /**
@@ -72,38 +77,32 @@ export class LevelHistory {
    * answers, or undefined while fewer were seen below it. The lowest levels, not all of them: a
    * receiver that slows a little with each one more in flight would otherwise raise its own bar.
    */
-  latencyBelow(level: number, now: number): LatencyBelow | undefined {
+  latencyBelow(level: number): LatencyBelow | undefined {
     let answered = 0;
     let sum = 0;
-    let squares = 0;
     for (const other of [...this.levels.keys()].sort((a, b) => a - b)) {
-      if (other >= level || answered >= MIN_SAMPLES) break;
-      const tally = this.faded(other, now);
+      const tally = this.levels.get(other);
+      if (!tally || other >= level || answered >= MIN_SAMPLES) break;
       answered += tally.answered;
       sum += tally.latencySum;
-      squares += tally.latencySquares;
     }
-    if (answered < MIN_SAMPLES) return undefined;
-    const meanMs = sum / answered;
-    const variance = Math.max(0, squares / answered - meanMs * meanMs);
-    return { meanMs, deviationMs: Math.sqrt(variance) };
+    return answered < MIN_SAMPLES ? undefined : { meanMs: sum / answered };
   }
 
-  private pooledBelow(level: number, now: number): { samples: number; failures: number } {
+  private pooledBelow(level: number): { samples: number; failures: number } {
     const pooled = { samples: 0, failures: 0 };
-    for (const [other] of this.levels) {
+    for (const [other, tally] of this.levels) {
       if (other >= level) continue;
-      const tally = this.faded(other, now);
       pooled.samples += tally.samples;
       pooled.failures += tally.failures;
     }
     return pooled;
   }
 
-  private faded(level: number, now: number): Tally {
+  private fadedForWrite(level: number, now: number): Tally {
     let tally = this.levels.get(level);
     if (!tally) {
-      tally = { samples: 0, failures: 0, answered: 0, latencySum: 0, latencySquares: 0, at: now };
+      tally = { samples: 0, failures: 0, answered: 0, latencySum: 0, at: now };
       this.levels.set(level, tally);
     }
     const factor = 0.5 ** (Math.max(0, now - tally.at) / HALF_LIFE_MS);
@@ -112,14 +111,28 @@ export class LevelHistory {
       tally.failures *= factor;
       tally.answered *= factor;
       tally.latencySum *= factor;
-      tally.latencySquares *= factor;
       tally.at = now;
     }
     return tally;
   }
 }
 
-/** Kullback-Leibler divergence of Bernoulli(q) from Bernoulli(p), for 0 < p < 1. */
+/** The highest failure rate under which `failures` of `samples` is not unlikely (Chernoff, at FAILURE_SIGNIFICANCE). */
+function highestRate(samples: number, failures: number): number {
+  const observed = failures / samples;
+  const allowed = Math.log(1 / FAILURE_SIGNIFICANCE) / samples;
+  let low = observed;
+  let high = 1;
+  // Bisection: the divergence from the observed rate grows with the rate above it.
+  for (let i = 0; i < 30; i++) {
+    const middle = (low + high) / 2;
+    if (divergence(observed, middle) > allowed) high = middle;
+    else low = middle;
+  }
+  return high;
+}
+
+/** Kullback-Leibler divergence of Bernoulli(q) from Bernoulli(p), for 0 < p < 1 (infinite at p = 1 > q). */
 function divergence(q: number, p: number): number {
   const term = (a: number, b: number) => (a === 0 ? 0 : a * Math.log(a / b));
   return term(q, p) + term(1 - q, 1 - p);
