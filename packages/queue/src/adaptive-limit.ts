@@ -69,8 +69,8 @@ export class AdaptiveLimit {
   /** Samples of attempts started before this are ignored: they ran under an older limit. */
   private changedAt: number;
   private window = emptyWindow();
-  /** Attempts started under the current limit, how many of them failed, and how often they were judged. */
-  private level = { samples: 0, failures: 0, checks: 0 };
+  /** Attempts started under the current limit, and how many of them failed. */
+  private level = { samples: 0, failures: 0 };
   private readonly history = new LevelHistory();
   /** The limit at which the endpoint last showed overload; undefined once it has taken more. */
   private overloadedAt: number | undefined;
@@ -132,9 +132,7 @@ export class AdaptiveLimit {
     const { answered, latencySum, busiest, firstStartedAt } = this.window;
     this.resetWindow();
     const now = this.now();
-    this.level.checks += 1;
-    const { samples, failures, checks } = this.level;
-    if (this.history.failuresAreLoad(this.value, samples, failures, checks))
+    if (this.history.failuresAreLoad(this.value, this.level.samples, this.level.failures))
       return this.cut(OVERLOAD_BACKOFF, 0, this.value);
     // A window of failures only says nothing about latency, nor that more would be answered.
     if (answered === 0) return false;
@@ -192,7 +190,7 @@ export class AdaptiveLimit {
   private changed(): void {
     this.changedAt = this.now();
     this.resetWindow();
-    this.level = { samples: 0, failures: 0, checks: 0 };
+    this.level = { samples: 0, failures: 0 };
     this.calmWindows = 0;
   }
 

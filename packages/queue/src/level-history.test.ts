@@ -16,7 +16,10 @@ function historyAtOne(samples: number, failing: number, latencyMs = 100): LevelH
 test("what was seen with fewer in flight still counts long after the limit left that level", () => {
   const history = historyAtOne(40, 0.25);
   // Ten minutes on at 50 in flight, failing as often as at 1: the endpoint's own failures.
-  assert.equal(history.failuresAreLoad(50, 50, 13, 1), false);
+  for (let i = 0; i < 1_000; i++)
+    history.record(50, i % 4 === 0 ? { failed: true } : { failed: false, latencyMs: 100 }, 10 * MINUTE);
+  assert.equal(history.failuresAreLoad(50, 50, 13), false);
+  assert.equal(history.failuresAreLoad(60, 1_000, 400), true, "a clear rise above what 1 and 50 showed");
   assert.equal(history.latencyBelow(50)?.meanMs, 100);
 });
 
@@ -35,7 +38,7 @@ test("failures at the rate seen below are not load, even when the growing tally 
         samples += 1;
         if (random() < 0.25) failures += 1;
       }
-      if (history.failuresAreLoad(50, samples, failures, check)) {
+      if (history.failuresAreLoad(50, samples, failures)) {
         wronglyCut += 1;
         break;
       }
@@ -49,19 +52,19 @@ test("failures well above the rate seen below are load", () => {
   // Half of the attempts at 8 fail, none did at 1: a few windows of 8 show it.
   let samples = 0;
   let failures = 0;
-  let check = 0;
-  while (!history.failuresAreLoad(8, samples, failures, check)) {
-    check += 1;
+  let windows = 0;
+  while (!history.failuresAreLoad(8, samples, failures)) {
+    windows += 1;
     samples += 8;
     failures += 4;
-    assert.ok(check < 6, "seen within five windows");
+    assert.ok(windows < 6, "seen within five windows");
   }
 });
 
 test("too little seen below a level: any failure is taken for load", () => {
   const history = historyAtOne(4, 0);
-  assert.equal(history.failuresAreLoad(8, 50, 1, 1), true);
-  assert.equal(history.failuresAreLoad(8, 50, 0, 1), false);
+  assert.equal(history.failuresAreLoad(8, 50, 1), true);
+  assert.equal(history.failuresAreLoad(8, 50, 0), false);
 });
 
 test("the latency bar is the lowest levels measured, not the slower ones above them", () => {

@@ -1,7 +1,8 @@
 /**
- * A level's counts fade by half for every this many ms between its visits, so when the limit comes
- * back to it, what the endpoint does now outweighs what it did minutes ago. A level is not faded
- * while the limit is elsewhere: it is the bar the current level is judged by.
+ * A level's counts fade by half for every this many ms since it was last written, applied when it
+ * is written again: when the limit comes back to a level, what the endpoint does now outweighs
+ * what it did minutes ago. A level the limit has left keeps its counts: it is the bar the current
+ * level is judged by.
  */
 const HALF_LIFE_MS = 60_000;
 /** Fewer weighted attempts below a level than this are too little to judge it by (any failure then counts as load). */
@@ -54,22 +55,20 @@ export class LevelHistory {
   /**
    * True when `failures` of `samples` attempts at `level` are more than the endpoint's failures
    * below that level explain: above the highest rate the attempts below allow, by a margin that
-   * rate would leave under FAILURE_SIGNIFICANCE likely (Chernoff bounds both). `check` counts the
-   * times this level's growing tally was judged: each later check asks for more (the significance
-   * spent over checks 1, 2, 3... as 1/k², about 1.6 times FAILURE_SIGNIFICANCE in all), so judging
-   * it after every window does not make a chance run of failures ever likelier. With too little
-   * seen below the level, any failure is taken for load, and the limit goes down to learn more.
+   * rate would leave under FAILURE_SIGNIFICANCE likely (Chernoff bounds both). Measuring the
+   * rate below against its upper bound, not its estimate, is what keeps a tally judged after every
+   * window from misfiring on a chance run. With too little seen below the level, any failure is
+   * taken for load, and the limit goes down to learn more.
    */
-  failuresAreLoad(level: number, samples: number, failures: number, check: number): boolean {
+  failuresAreLoad(level: number, samples: number, failures: number): boolean {
     if (failures === 0) return false;
     const below = this.pooledBelow(level);
     if (below.samples < MIN_SAMPLES) return true;
-    // Laplace's rule: a level that never failed in 20 attempts is not taken to never fail.
+    // Laplace's rule of succession estimates the rate below, for this coarse test only.
     if ((below.failures + 1) / (below.samples + 2) >= MOSTLY_FAILING) return true;
     const ceiling = highestRate(below.samples, below.failures);
     const observed = failures / samples;
-    const needed = Math.log(1 / FAILURE_SIGNIFICANCE) + 2 * Math.log(Math.max(1, check));
-    return observed > ceiling && samples * divergence(observed, ceiling) > needed;
+    return observed > ceiling && samples * divergence(observed, ceiling) > Math.log(1 / FAILURE_SIGNIFICANCE);
   }
 
   /**
