@@ -76,11 +76,18 @@ export class AdaptiveConcurrency {
     }
     entry.inFlight += 1;
     const startedAt = this.deps.now();
+    const sentUnder = entry.limiter.current;
     const inFlight = entry.inFlight;
     try {
       const outcome = await attempt();
       if (!outcome) return;
-      const sample = { startedAt, latencyMs: outcome.durationMs, signal: loadSignalOf(outcome), inFlight };
+      const sample = {
+        startedAt,
+        sentUnder,
+        latencyMs: outcome.durationMs,
+        signal: loadSignalOf(outcome),
+        inFlight,
+      };
       if (entry.limiter.observe(sample) && this.entries.get(queue) === entry)
         this.deps.apply(queue, this.resolve(queue, entry.base));
     } finally {

@@ -1,4 +1,5 @@
 import { LevelHistory } from "./level-history.js";
+import { StartOrder } from "./start-order.js";
 
 /**
  * What one attempt says about its endpoint's load: "overload" is unambiguous (429, a timeout);
@@ -6,10 +7,19 @@ import { LevelHistory } from "./level-history.js";
  */
 export type LoadSignal = "ok" | "overload" | "failure" | "neutral";
 
+/** The limit an attempt was sent under (AdaptiveLimit.current when it started). */
+export interface LimitSetting {
+  /** Counts the limit's changes, so that an attempt sent under an older limit is told apart. */
+  epoch: number;
+  limit: number;
+}
+
 /** One finished attempt, as the limiter sees it. */
 export interface LimitSample {
   /** When the attempt started, on the limiter's clock. */
   startedAt: number;
+  /** The limit it was sent under. */
+  sentUnder: LimitSetting;
   /** How long the endpoint took to answer. */
   latencyMs: number;
   signal: LoadSignal;
@@ -47,6 +57,12 @@ const PROBE_WINDOWS = 4;
  */
 const PROBE_PATIENCE = 2;
 const MAX_PROBE_WAIT_MS = 5_000;
+/**
+ * The slowest recent answer fades by half over this long, so a single slow answer delays the
+ * failure tallies for a while only. A maximum, not a window's: the first answers after a change
+ * are the quick ones (instant failures), and a window of only those would say answers never take long.
+ */
+const SLOWEST_HALF_LIFE_MS = 10_000;
 /** The attempts at one limit its failure tally weighs, at most about (older ones count by halves). */
 const LEVEL_MEMORY = 1_000;
 
@@ -57,7 +73,8 @@ const LEVEL_MEMORY = 1_000;
  * in proportion when latency rises well above the latency at the lowest limits measured.
  * Failures (5xx, dropped connections) halve it only when they are more frequent than with fewer in
  * flight (LevelHistory): an endpoint that fails a quarter of its requests whatever its load keeps
- * its limit. A window is `limit` answers to attempts started since the last change, so answers to
+ * its limit. They are tallied by the limit their attempt was sent under, once settled (see
+ * unsettled), so instant failures do not outweigh the slower answers sent with them. A window is `limit` answers to attempts started since the last change, so answers to
  * attempts sent under an older limit (a whole batch of timeouts) count once, not once each. Near
  * the limit that last overloaded the endpoint (after a latency rise: anywhere above the cut) it
  * steps up only every few windows, so a ceiling is probed rarely instead of hit every cycle.
@@ -66,11 +83,27 @@ const LEVEL_MEMORY = 1_000;
 export class AdaptiveLimit {
   private value: number;
   private slowStart = true;
-  /** Samples of attempts started before this are ignored: they ran under an older limit. */
+  /** Counts the changes: the failure tally of this limit takes only answers to attempts sent under it. */
+  private epoch = 0;
+  /** Samples of attempts started before this decide nothing: they ran under an older limit. */
   private changedAt: number;
   private window = emptyWindow();
-  /** Attempts started under the current limit, and how many of them failed. */
+  /** Attempts started under the current limit, and how many of them failed (settled answers only). */
   private level = { samples: 0, failures: 0 };
+  /**
+   * Answers not yet in the failure tallies: attempts started so recently that others started with
+   * them may still be out. Counted at once, the quick answers (an instant 503) would outnumber the
+   * slow ones (a 200 after 100 ms) at every level the limit only just reached, and an endpoint
+   * failing a third of its requests whatever its load would read as failing more with each step up.
+   */
+  private readonly unsettled = new StartOrder<{
+    startedAt: number;
+    sentUnder: LimitSetting;
+    failed: boolean;
+    latencyMs: number;
+  }>();
+  /** The slowest recent answer (fading, see SLOWEST_HALF_LIFE_MS): how long answers to one start may spread. */
+  private slowest = { ms: 0, at: 0 };
   private readonly history = new LevelHistory();
   /** The limit at which the endpoint last showed overload; undefined once it has taken more. */
   private overloadedAt: number | undefined;
@@ -93,6 +126,11 @@ export class AdaptiveLimit {
     return this.value;
   }
 
+  /** What an attempt starting now is sent under: its sample hands this back. */
+  get current(): LimitSetting {
+    return { epoch: this.epoch, limit: this.value };
+  }
+
   /** Takes a limit learned elsewhere (another worker process, via the queue); true when it changed. */
   adopt(limit: number): boolean {
     const next = this.clamp(limit);
@@ -104,32 +142,25 @@ export class AdaptiveLimit {
 
   /** Learns from one finished attempt; true when the limit changed. */
   observe(sample: LimitSample): boolean {
-    if (sample.startedAt < this.changedAt || sample.signal === "neutral") return false;
+    if (sample.signal === "neutral") return false;
+    // Every failure and answer joins the tally of the limit it was sent under, once settled.
+    if (sample.signal !== "overload") this.hold(sample);
+    // Started before the last change: it decides nothing now. One started in the change's own
+    // millisecond may still count in the window (the clock cannot tell; the tallies can).
+    if (sample.startedAt < this.changedAt) return false;
     // A hard refusal marks its own level: only the step back up to it is patient.
     if (sample.signal === "overload") return this.cut(OVERLOAD_BACKOFF, 0, this.value);
 
     const failed = sample.signal === "failure";
-    this.history.record(
-      this.value,
-      failed ? { failed } : { failed, latencyMs: sample.latencyMs },
-      this.now(),
-    );
-    this.level.samples += 1;
-    if (this.level.samples > LEVEL_MEMORY) {
-      // A limit held for long: recent attempts keep weight enough to show a change in failures.
-      this.level.samples /= 2;
-      this.level.failures /= 2;
-    }
     this.window.count += 1;
-    if (failed) this.level.failures += 1;
-    else {
+    if (!failed) {
       this.window.answered += 1;
       this.window.latencySum += sample.latencyMs;
     }
     this.window.busiest = Math.max(this.window.busiest, sample.inFlight);
     this.window.firstStartedAt = Math.min(this.window.firstStartedAt, sample.startedAt);
     if (this.window.count < this.value) return false;
-    const { answered, latencySum, busiest, firstStartedAt } = this.window;
+    const { count, answered, latencySum, busiest, firstStartedAt } = this.window;
     this.resetWindow();
     const now = this.now();
     if (this.history.failuresAreLoad(this.value, this.level.samples, this.level.failures))
@@ -150,7 +181,46 @@ export class AdaptiveLimit {
       return this.cut(ratio, Math.min(MAX_PROBE_WAIT_MS, PROBE_PATIENCE * tookMs), next + 1);
     }
     if (!used) return false;
+    // Failures not yet judged at this limit (too few settled): growing now would outrun the
+    // judgement, and an endpoint failing most requests would climb while its answers settle.
+    if (answered < count && this.level.samples < this.value) return false;
     return this.grow();
+  }
+
+  /**
+   * Moves into the tallies the answers to attempts started at least the slowest recent answer ago:
+   * by then the attempts started with them have answered too, quick or slow, so each tally counts
+   * failures at their true rate.
+   */
+  private hold(sample: LimitSample): void {
+    this.unsettled.add({
+      startedAt: sample.startedAt,
+      sentUnder: sample.sentUnder,
+      failed: sample.signal === "failure",
+      latencyMs: sample.latencyMs,
+    });
+    this.settle(sample.latencyMs);
+  }
+
+  private settle(latencyMs: number): void {
+    const now = this.now();
+    const faded = this.slowest.ms * 0.5 ** (Math.max(0, now - this.slowest.at) / SLOWEST_HALF_LIFE_MS);
+    this.slowest = { ms: Math.max(latencyMs, faded), at: now };
+    for (const answer of this.unsettled.takeStartedBy(now - this.slowest.ms)) {
+      this.history.record(
+        answer.sentUnder.limit,
+        answer.failed ? { failed: true } : { failed: false, latencyMs: answer.latencyMs },
+        now,
+      );
+      if (answer.sentUnder.epoch !== this.epoch) continue;
+      this.level.samples += 1;
+      if (answer.failed) this.level.failures += 1;
+      if (this.level.samples > LEVEL_MEMORY) {
+        // A limit held for long: recent attempts keep weight enough to show a change in failures.
+        this.level.samples /= 2;
+        this.level.failures /= 2;
+      }
+    }
   }
 
   private grow(): boolean {
@@ -188,6 +258,7 @@ export class AdaptiveLimit {
   }
 
   private changed(): void {
+    this.epoch += 1;
     this.changedAt = this.now();
     this.resetWindow();
     this.level = { samples: 0, failures: 0 };
