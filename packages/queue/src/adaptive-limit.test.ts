@@ -169,6 +169,31 @@ test("an endpoint that fails most of its requests, whatever its load, is held ne
   assert.ok(medianLimit(heldMs) <= 2, JSON.stringify([...heldMs]));
 });
 
+test("failures that come back in no time, in step with their peers, are not read as load", () => {
+  // A refused connection answers in 0 ms: it must not settle before the 200s started with it.
+  const random = seeded(33);
+  const { heldMs } = simulate(
+    () => (random() < 0.4 ? { latencyMs: 0, signal: "failure" } : { latencyMs: 20, signal: "ok" }),
+    120_000,
+    30_000,
+  );
+  assert.ok(medianLimit(heldMs) >= 45, JSON.stringify([...heldMs]));
+});
+
+test("an endpoint that answers 503 above 8 in flight is held there even when a few answers take seconds", () => {
+  // One 200 in 200 takes 8 s: the failures above 8 must not wait for its peers to be judged.
+  const random = seeded(2);
+  const { heldMs } = simulate(
+    (n) =>
+      n > 8
+        ? { latencyMs: 5, signal: "failure" }
+        : { latencyMs: random() < 0.005 ? 8_000 : 50, signal: "ok" },
+    120_000,
+    20_000,
+  );
+  assert.ok(share(heldMs, (l) => l > 8) < 0.1, JSON.stringify([...heldMs]));
+});
+
 test("an endpoint failing most of its requests at once, its answers slow and varying, is held near one", () => {
   // Its answers take seconds to settle (the slow tail): the limit must not climb meanwhile.
   const random = seeded(12);

@@ -59,8 +59,9 @@ const PROBE_PATIENCE = 2;
 const MAX_PROBE_WAIT_MS = 5_000;
 /**
  * The slowest recent answer fades by half over this long, so a single slow answer delays the
- * failure tallies for a while only. A maximum, not a window's: the first answers after a change
- * are the quick ones (instant failures), and a window of only those would say answers never take long.
+ * settled tallies for a while only (cuts on failures meanwhile go by the arrived ones). A maximum,
+ * not a window's: the first answers after a change are the quick ones (instant failures), and a
+ * window of only those would say answers never take long.
  */
 const SLOWEST_HALF_LIFE_MS = 10_000;
 /** The attempts at one limit its failure tally weighs, at most about (older ones count by halves). */
@@ -85,11 +86,14 @@ export class AdaptiveLimit {
   private slowStart = true;
   /** Counts the changes: the failure tally of this limit takes only answers to attempts sent under it. */
   private epoch = 0;
-  /** Samples of attempts started before this decide nothing: they ran under an older limit. */
+  /** Samples of attempts started before this change nothing now (they only join the history). */
   private changedAt: number;
   private window = emptyWindow();
-  /** Attempts started under the current limit, and how many of them failed (settled answers only). */
-  private level = { samples: 0, failures: 0 };
+  /**
+   * Answers to attempts sent under the current limit, and how many failed: `settled` as the
+   * tallies take them (see unsettled), `arrived` as they came back (quick failures first).
+   */
+  private level = emptyLevel();
   /**
    * Answers not yet in the failure tallies: attempts started so recently that others started with
    * them may still be out. Counted at once, the quick answers (an instant 503) would outnumber the
@@ -98,6 +102,7 @@ export class AdaptiveLimit {
    */
   private readonly unsettled = new StartOrder<{
     startedAt: number;
+    arrivedAt: number;
     sentUnder: LimitSetting;
     failed: boolean;
     latencyMs: number;
@@ -142,6 +147,7 @@ export class AdaptiveLimit {
 
   /** Learns from one finished attempt; true when the limit changed. */
   observe(sample: LimitSample): boolean {
+    // Overloads cut at once and neutral answers say nothing: neither is tallied.
     if (sample.signal === "neutral") return false;
     // Every failure and answer joins the tally of the limit it was sent under, once settled.
     if (sample.signal !== "overload") this.hold(sample);
@@ -152,6 +158,7 @@ export class AdaptiveLimit {
     if (sample.signal === "overload") return this.cut(OVERLOAD_BACKOFF, 0, this.value);
 
     const failed = sample.signal === "failure";
+    if (sample.sentUnder.epoch === this.epoch) tallyOne(this.level.arrived, failed);
     this.window.count += 1;
     if (!failed) {
       this.window.answered += 1;
@@ -163,8 +170,7 @@ export class AdaptiveLimit {
     const { count, answered, latencySum, busiest, firstStartedAt } = this.window;
     this.resetWindow();
     const now = this.now();
-    if (this.history.failuresAreLoad(this.value, this.level.samples, this.level.failures))
-      return this.cut(OVERLOAD_BACKOFF, 0, this.value);
+    if (this.failuresAreLoad()) return this.cut(OVERLOAD_BACKOFF, 0, this.value);
     // A window of failures only says nothing about latency, nor that more would be answered.
     if (answered === 0) return false;
     // Growth must be earned: a window that never used half the limit says nothing about more.
@@ -183,43 +189,60 @@ export class AdaptiveLimit {
     if (!used) return false;
     // Failures not yet judged at this limit (too few settled): growing now would outrun the
     // judgement, and an endpoint failing most requests would climb while its answers settle.
-    if (answered < count && this.level.samples < this.value) return false;
+    if (answered < count && this.level.settledSince < this.value) return false;
     return this.grow();
   }
 
   /**
-   * Moves into the tallies the answers to attempts started at least the slowest recent answer ago:
-   * by then the attempts started with them have answered too, quick or slow, so each tally counts
-   * failures at their true rate.
+   * Whether this limit's failures are load, by the settled tally or by the arrived one. The arrived
+   * tally over-counts quick failures by at most the attempts still out, so those (at most `limit`)
+   * are counted as answered: it errs towards keeping the limit, and it does not wait, as the
+   * settled tally does, for a slow answer's peers (one 8-second 200 held it back for seconds while
+   * every attempt above the limit failed).
+   */
+  private failuresAreLoad(): boolean {
+    const { settled, arrived } = this.level;
+    return (
+      this.history.failuresAreLoad(this.value, settled.samples, settled.failures) ||
+      this.history.failuresAreLoad(this.value, arrived.samples + this.value, arrived.failures)
+    );
+  }
+
+  /**
+   * Keeps an answer until the attempts started with it have had time to answer too (started at
+   * least the slowest recent answer ago), then tallies it: so, answers slower than that aside, each
+   * tally counts failures at their true rate, not the quick ones first.
    */
   private hold(sample: LimitSample): void {
+    const now = this.now();
+    // A broken clock or latency would stop every answer from settling.
+    if (!Number.isFinite(sample.startedAt) || !Number.isFinite(sample.latencyMs)) return;
     this.unsettled.add({
       startedAt: sample.startedAt,
+      arrivedAt: now,
       sentUnder: sample.sentUnder,
       failed: sample.signal === "failure",
       latencyMs: sample.latencyMs,
     });
-    this.settle(sample.latencyMs);
+    // Since its start, not only the HTTP exchange: the time before the request (loading the
+    // delivery) spreads the answers to one start as much.
+    const spreadMs = Math.max(sample.latencyMs, now - sample.startedAt);
+    const faded = this.slowest.ms * 0.5 ** (Math.max(0, now - this.slowest.at) / SLOWEST_HALF_LIFE_MS);
+    this.slowest = { ms: Math.max(spreadMs, faded), at: now };
+    this.settle(now);
   }
 
-  private settle(latencyMs: number): void {
-    const now = this.now();
-    const faded = this.slowest.ms * 0.5 ** (Math.max(0, now - this.slowest.at) / SLOWEST_HALF_LIFE_MS);
-    this.slowest = { ms: Math.max(latencyMs, faded), at: now };
-    for (const answer of this.unsettled.takeStartedBy(now - this.slowest.ms)) {
+  private settle(now: number): void {
+    for (const answer of this.unsettled.takeStartedBefore(now - this.slowest.ms)) {
+      // At its own time: an answer kept through a quiet spell is not newer than the counts it joins.
       this.history.record(
         answer.sentUnder.limit,
         answer.failed ? { failed: true } : { failed: false, latencyMs: answer.latencyMs },
-        now,
+        answer.arrivedAt,
       );
       if (answer.sentUnder.epoch !== this.epoch) continue;
-      this.level.samples += 1;
-      if (answer.failed) this.level.failures += 1;
-      if (this.level.samples > LEVEL_MEMORY) {
-        // A limit held for long: recent attempts keep weight enough to show a change in failures.
-        this.level.samples /= 2;
-        this.level.failures /= 2;
-      }
+      this.level.settledSince += 1;
+      tallyOne(this.level.settled, answer.failed);
     }
   }
 
@@ -261,7 +284,7 @@ export class AdaptiveLimit {
     this.epoch += 1;
     this.changedAt = this.now();
     this.resetWindow();
-    this.level = { samples: 0, failures: 0 };
+    this.level = emptyLevel();
     this.calmWindows = 0;
   }
 
@@ -271,6 +294,22 @@ export class AdaptiveLimit {
 
   private clamp(limit: number): number {
     return Math.max(this.settings.floor, Math.min(this.settings.max, Math.round(limit)));
+  }
+}
+
+/** A limit's tallies: settled and arrived answers (halved past LEVEL_MEMORY), and every answer settled since the change. */
+function emptyLevel() {
+  return { settled: { samples: 0, failures: 0 }, arrived: { samples: 0, failures: 0 }, settledSince: 0 };
+}
+
+/** Counts one answer into a tally. */
+function tallyOne(tally: { samples: number; failures: number }, failed: boolean): void {
+  tally.samples += 1;
+  if (failed) tally.failures += 1;
+  if (tally.samples > LEVEL_MEMORY) {
+    // A limit held for long: recent attempts keep weight enough to show a change in failures.
+    tally.samples /= 2;
+    tally.failures /= 2;
   }
 }
 

@@ -24,10 +24,10 @@ export class StartOrder<T extends { startedAt: number }> {
     items[child] = item;
   }
 
-  /** Removes and returns, earliest first, the items started at or before `time`. */
-  takeStartedBy(time: number): T[] {
+  /** Removes and returns, earliest first, the items started before `time`. */
+  takeStartedBefore(time: number): T[] {
     const taken: T[] = [];
-    while (this.items.length > 0 && this.startOf(0) <= time) taken.push(this.removeFirst());
+    while (this.items.length > 0 && this.startOf(0) < time) taken.push(this.removeFirst());
     return taken;
   }
 
