@@ -74,8 +74,10 @@ const LEVEL_MEMORY = 1_000;
  * in proportion when latency rises well above the latency at the lowest limits measured.
  * Failures (5xx, dropped connections) halve it only when they are more frequent than with fewer in
  * flight (LevelHistory): an endpoint that fails a quarter of its requests whatever its load keeps
- * its limit. They are tallied by the limit their attempt was sent under, once settled (see
- * unsettled), so instant failures do not outweigh the slower answers sent with them. A window is `limit` answers to attempts started since the last change, so answers to
+ * its limit. They are tallied by the limit their attempt was sent under once settled (see
+ * unsettled), so instant failures do not outweigh the slower answers sent with them, and also as
+ * they arrive, with the attempts still out counted as answered, so a cut need not wait for a slow
+ * answer. A window is `limit` answers to attempts started since the last change, so answers to
  * attempts sent under an older limit (a whole batch of timeouts) count once, not once each. Near
  * the limit that last overloaded the endpoint (after a latency rise: anywhere above the cut) it
  * steps up only every few windows, so a ceiling is probed rarely instead of hit every cycle.
@@ -149,6 +151,8 @@ export class AdaptiveLimit {
   observe(sample: LimitSample): boolean {
     // Overloads cut at once and neutral answers say nothing: neither is tallied.
     if (sample.signal === "neutral") return false;
+    // A broken clock or latency would stop every answer from settling, and every latency cut.
+    if (!Number.isFinite(sample.startedAt) || !Number.isFinite(sample.latencyMs)) return false;
     // Every failure and answer joins the tally of the limit it was sent under, once settled.
     if (sample.signal !== "overload") this.hold(sample);
     // Started before the last change: it decides nothing now. One started in the change's own
@@ -196,27 +200,26 @@ export class AdaptiveLimit {
   /**
    * Whether this limit's failures are load, by the settled tally or by the arrived one. The arrived
    * tally over-counts quick failures by at most the attempts still out, so those (at most `limit`)
-   * are counted as answered: it errs towards keeping the limit, and it does not wait, as the
-   * settled tally does, for a slow answer's peers (one 8-second 200 held it back for seconds while
-   * every attempt above the limit failed).
+   * are counted as answered, and it is only measured against the rate below (no shortcut on a
+   * single failure): it errs towards keeping the limit, and it does not wait, as the settled tally
+   * does, for a slow answer's peers (one 8-second 200 held it back for seconds while every attempt
+   * above the limit failed).
    */
   private failuresAreLoad(): boolean {
     const { settled, arrived } = this.level;
     return (
       this.history.failuresAreLoad(this.value, settled.samples, settled.failures) ||
-      this.history.failuresAreLoad(this.value, arrived.samples + this.value, arrived.failures)
+      this.history.failuresClearlyAboveBelow(this.value, arrived.samples + this.value, arrived.failures)
     );
   }
 
   /**
-   * Keeps an answer until the attempts started with it have had time to answer too (started at
-   * least the slowest recent answer ago), then tallies it: so, answers slower than that aside, each
+   * Keeps an answer until the attempts started with it have had time to answer too (started more
+   * than the slowest recent spread ago), then tallies it: so, answers slower than that aside, each
    * tally counts failures at their true rate, not the quick ones first.
    */
   private hold(sample: LimitSample): void {
     const now = this.now();
-    // A broken clock or latency would stop every answer from settling.
-    if (!Number.isFinite(sample.startedAt) || !Number.isFinite(sample.latencyMs)) return;
     this.unsettled.add({
       startedAt: sample.startedAt,
       arrivedAt: now,

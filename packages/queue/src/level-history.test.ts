@@ -67,6 +67,15 @@ test("too little seen below a level: any failure is taken for load", () => {
   assert.equal(history.failuresAreLoad(8, 50, 0), false);
 });
 
+test("the measured test alone takes no shortcut: with little seen below, or mostly failing below, one failure is not enough", () => {
+  assert.equal(historyAtOne(4, 0).failuresClearlyAboveBelow(8, 50, 1), false);
+  const mostlyFailing = historyAtOne(100, 0.7);
+  assert.equal(mostlyFailing.failuresAreLoad(8, 50, 1), true);
+  assert.equal(mostlyFailing.failuresClearlyAboveBelow(8, 50, 1), false);
+  // Well above the rate below, it says so as failuresAreLoad does.
+  assert.equal(historyAtOne(1_000, 0.1).failuresClearlyAboveBelow(8, 100, 40), true);
+});
+
 test("the latency bar is the lowest levels measured, not the slower ones above them", () => {
   const history = historyAtOne(12, 0, 100);
   for (let i = 0; i < 200; i++) history.record(20, { failed: false, latencyMs: 1_000 }, 5 * MINUTE);

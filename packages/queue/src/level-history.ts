@@ -66,9 +66,19 @@ export class LevelHistory {
     if (below.samples < MIN_SAMPLES) return true;
     // Laplace's rule of succession estimates the rate below, for this coarse test only.
     if ((below.failures + 1) / (below.samples + 2) >= MOSTLY_FAILING) return true;
-    const ceiling = highestRate(below.samples, below.failures);
-    const observed = failures / samples;
-    return observed > ceiling && samples * divergence(observed, ceiling) > Math.log(1 / FAILURE_SIGNIFICANCE);
+    return clearlyAbove(below, samples, failures);
+  }
+
+  /**
+   * Only the measured part of failuresAreLoad: true when the failures at `level` are clearly above
+   * the rate below it, false while too little was seen below to tell. For a tally that may hold
+   * failures before the answers sent with them (the limiter's arrived answers): a single quick
+   * failure must not take failuresAreLoad's shortcuts, which hold on any failure at all.
+   */
+  failuresClearlyAboveBelow(level: number, samples: number, failures: number): boolean {
+    if (failures === 0) return false;
+    const below = this.pooledBelow(level);
+    return below.samples >= MIN_SAMPLES && clearlyAbove(below, samples, failures);
   }
 
   /**
@@ -114,6 +124,17 @@ export class LevelHistory {
     }
     return tally;
   }
+}
+
+/** Whether `failures` of `samples` pass the highest rate the attempts below allow, and not by chance. */
+function clearlyAbove(
+  below: { samples: number; failures: number },
+  samples: number,
+  failures: number,
+): boolean {
+  const ceiling = highestRate(below.samples, below.failures);
+  const observed = failures / samples;
+  return observed > ceiling && samples * divergence(observed, ceiling) > Math.log(1 / FAILURE_SIGNIFICANCE);
 }
 
 /** The highest failure rate under which `failures` of `samples` is not unlikely (Chernoff, at FAILURE_SIGNIFICANCE). */
