@@ -174,12 +174,15 @@ export class AdaptiveLimit {
     const { count, answered, latencySum, busiest, firstStartedAt } = this.window;
     this.resetWindow();
     const now = this.now();
-    if (this.failuresAreLoad()) return this.cut(OVERLOAD_BACKOFF, 0, this.value);
+    const tookMs = now - firstStartedAt;
+    // As after a latency rise, the step back up waits a while: failures that take seconds to come
+    // back (a 504) would otherwise see the limit return to the failing level within a window.
+    if (this.failuresAreLoad())
+      return this.cut(OVERLOAD_BACKOFF, Math.min(MAX_PROBE_WAIT_MS, PROBE_PATIENCE * tookMs), this.value);
     // A window of failures only says nothing about latency, nor that more would be answered.
     if (answered === 0) return false;
     // Growth must be earned: a window that never used half the limit says nothing about more.
     const used = busiest * 2 >= this.value;
-    const tookMs = now - firstStartedAt;
 
     const below = this.history.latencyBelow(this.value);
     const meanMs = latencySum / answered;
