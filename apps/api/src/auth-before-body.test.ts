@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import http2 from "node:http2";
 import { after, before, describe, test } from "node:test";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
 import { readTestSettings } from "@hookline/testkit";
-import { startTestApi, type TestApi } from "./test-helpers.js";
+import { PROTO_DIR, PROTO_FILES, startTestApi, type TestApi } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const TOKEN = "auth-before-body-0123456789";
@@ -111,6 +114,28 @@ describe("a caller without a token is refused from its headers, before its body 
   test("a body far over the size limit is not even read: UNAUTHENTICATED, not RESOURCE_EXHAUSTED", async () => {
     const result = await connectUnary(PATH, new Uint8Array(2 * 1024 * 1024), false);
     assert.equal(result.code, "unauthenticated");
+  });
+
+  test("a grpc-js client of a server stream reads UNAUTHENTICATED, not a call ended without status", async () => {
+    const definition = protoLoader.loadSync(PROTO_FILES, { includeDirs: [PROTO_DIR] });
+    const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+      hookline: { v1: Record<string, grpc.ServiceClientConstructor> };
+    };
+    const Service = loaded.hookline.v1.AttemptLogService;
+    assert.ok(Service);
+    const client = new Service(api.address, grpc.credentials.createInsecure());
+    try {
+      const call = (
+        client as unknown as Record<string, (request: object) => grpc.ClientReadableStream<unknown>>
+      ).WatchAttempts?.call(client, { tenant_id: "acme" });
+      assert.ok(call);
+      call.on("data", () => {});
+      const [error] = (await once(call, "error")) as [grpc.ServiceError];
+      assert.equal(error.code, grpc.status.UNAUTHENTICATED);
+      assert.match(error.details, /bearer token/);
+    } finally {
+      client.close();
+    }
   });
 
   test("health needs no token, as before", async () => {

@@ -8,6 +8,7 @@ import {
   errorToJsonBytes,
 } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { encodeGrpcMessage } from "./grpc-message.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types.js";
 
 /**
@@ -23,9 +24,12 @@ export function writeRejection(req: NodeServerRequest, res: NodeServerResponse, 
       ?.trim() ?? "";
   const headers: OutgoingHttpHeaders = "stream" in req ? {} : { connection: "close" };
   if (contentType.startsWith("application/grpc")) {
-    const status = setTrailerStatus(new Headers(), error);
-    res.writeHead(200, { ...headers, ...Object.fromEntries(status), "content-type": contentType });
-    res.end();
+    const status = { ...grpcStatusHeaders(error), "content-type": contentType };
+    // On HTTP/2 the status must come in the HEADERS frame that ends the stream: writeHead and end
+    // send that frame open and end the stream apart, which grpc-js reads as a call ended without
+    // a status (INTERNAL instead of UNAUTHENTICATED).
+    if ("stream" in res) res.stream.respond({ ":status": 200, ...status }, { endStream: true });
+    else res.writeHead(200, { ...headers, ...status }).end();
     return;
   }
   if (contentType.startsWith("application/connect+")) {
@@ -36,4 +40,11 @@ export function writeRejection(req: NodeServerRequest, res: NodeServerResponse, 
   }
   res.writeHead(codeToHttpStatus(error.code), { ...headers, "content-type": "application/json" });
   res.end(errorToJsonBytes(error, undefined));
+}
+
+/** An error's grpc-status, grpc-message (readable, as grpc-message.ts writes it) and details. */
+export function grpcStatusHeaders(error: ConnectError): Record<string, string> {
+  const status = setTrailerStatus(new Headers(), error);
+  if (status.has("grpc-message")) status.set("grpc-message", encodeGrpcMessage(error.rawMessage));
+  return Object.fromEntries(status);
 }
