@@ -1,3 +1,5 @@
+import type http2 from "node:http2";
+import type { DescMethodUnary, DescService } from "@bufbuild/protobuf";
 import {
   ConnectError,
   type ConnectRouter,
@@ -13,6 +15,7 @@ import {
 } from "@connectrpc/connect-node";
 import { type Authenticator, principalKey } from "./auth.js";
 import { allowEarlyHeaders } from "./early-headers.js";
+import { createGrpcUnaryServer, type UnaryRoute } from "./grpc-unary.js";
 import { withInvalidBodyErrors } from "./invalid-body.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types.js";
 import { writeRejection } from "./rejection.js";
@@ -26,9 +29,10 @@ export interface RequestHandlerOptions {
 }
 
 /**
- * The Node request handler for every RPC (what connectNodeAdapter does, plus two things it cannot):
- * the caller is authenticated from its headers before Connect reads or parses the body, and a
- * protobuf body that does not parse is answered INVALID_ARGUMENT instead of INTERNAL.
+ * The Node request handler for every RPC (what connectNodeAdapter does, plus what it cannot): the
+ * caller is authenticated from its headers before Connect reads or parses the body, a protobuf
+ * body that does not parse is answered INVALID_ARGUMENT instead of INTERNAL, and plain unary gRPC
+ * calls (most of the traffic: Emit) take the lighter path of grpc-unary.ts.
  */
 export function createRequestHandler(
   options: RequestHandlerOptions,
@@ -40,9 +44,22 @@ export function createRequestHandler(
     // Proto3 JSON's default: a misspelt field or enum name is an error, not silently dropped.
     jsonOptions: { ignoreUnknownFields: false },
   });
-  options.routes(router);
+  const unary: UnaryRoute[] = [];
+  options.routes(recordingUnaryRoutes(router, unary));
   const handlers = new Map(router.handlers.map((handler) => [handler.requestPath, handler]));
+  const grpcUnary = createGrpcUnaryServer(unary, options);
+  const contextFor = (req: NodeServerRequest) => (service: DescService) => {
+    try {
+      return createContextValues().set(
+        principalKey,
+        options.authenticate(service.typeName, req.headers.authorization),
+      );
+    } catch (error) {
+      return ConnectError.from(error);
+    }
+  };
   return (req, res) => {
+    if ("stream" in req && grpcUnary(req, res as http2.Http2ServerResponse, contextFor(req))) return;
     const handler = handlers.get((req.url ?? "").split("?", 1)[0] ?? "");
     if (!handler) {
       res.writeHead(404);
@@ -66,5 +83,25 @@ export function createRequestHandler(
       .then((response) => universalResponseToNodeResponse(withInvalidBodyErrors(response), res))
       // The caller went away mid-response: nothing is left to tell it.
       .catch(() => {});
+  };
+}
+
+/** The router, noting each unary method registered through service() with its implementation. */
+function recordingUnaryRoutes(router: ConnectRouter, unary: UnaryRoute[]): ConnectRouter {
+  return {
+    get handlers() {
+      return router.handlers;
+    },
+    rpc: router.rpc.bind(router) as ConnectRouter["rpc"],
+    service(service, implementation, options) {
+      const impl = implementation as Record<string, UnaryRoute["impl"] | undefined>;
+      for (const method of service.methods) {
+        const fn = impl[method.localName];
+        if (method.methodKind === "unary" && fn)
+          unary.push({ service, method: method as DescMethodUnary, impl: fn.bind(implementation) });
+      }
+      router.service(service, implementation, options);
+      return this;
+    },
   };
 }

@@ -1,0 +1,161 @@
+import assert from "node:assert/strict";
+import http2 from "node:http2";
+import { after, before, describe, test } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { EmitRequestSchema } from "@hookline/contracts";
+import { listDeliveries } from "@hookline/store";
+import { readTestSettings } from "@hookline/testkit";
+import { startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
+
+// Unary gRPC calls take grpc-unary.ts's path instead of Connect's: what a caller sees there.
+const settings = readTestSettings(process.env);
+const EMIT = "/hookline.v1.EmitService/Emit";
+
+let api: TestApi;
+before(async () => {
+  // A small limit, so that a message over it is cheap to send.
+  api = await startTestApi(settings, { HOOKLINE_MAX_EVENT_BYTES: "1024" });
+});
+after(() => api.close());
+
+const envelope = (...messages: Uint8Array[]) =>
+  Buffer.concat(
+    messages.map((payload) => {
+      const frame = Buffer.alloc(5 + payload.length);
+      frame.writeUInt32BE(payload.length, 1);
+      frame.set(payload, 5);
+      return frame;
+    }),
+  );
+
+const emitBytes = (tenantId: string, eventId: string, dataJson = "{}") =>
+  toBinary(EmitRequestSchema, create(EmitRequestSchema, { tenantId, eventId, eventType: "t", dataJson }));
+
+interface Answer {
+  headers: http2.IncomingHttpHeaders;
+  trailers: http2.IncomingHttpHeaders | undefined;
+  /** The status wherever it came: in the headers (trailers-only) or the trailers. */
+  status: string | undefined;
+  message: string | undefined;
+  /** Whether the frame that carried the status ended the stream (gRPC clients require it). */
+  statusEndedStream: boolean;
+  dataBytes: number;
+}
+
+/** One call over a raw HTTP/2 stream, to see exactly which frames carry what. */
+async function rawCall(
+  path: string,
+  body: Uint8Array,
+  headers: http2.OutgoingHttpHeaders = {},
+): Promise<Answer> {
+  const session = http2.connect(`http://${api.address}`);
+  try {
+    return await new Promise<Answer>((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": path,
+        "content-type": "application/grpc",
+        te: "trailers",
+        ...headers,
+      });
+      const answer: Answer = {
+        headers: {},
+        trailers: undefined,
+        status: undefined,
+        message: undefined,
+        statusEndedStream: false,
+        dataBytes: 0,
+      };
+      const take = (frame: http2.IncomingHttpHeaders, flags: number) => {
+        if (frame["grpc-status"] === undefined) return;
+        answer.status = String(frame["grpc-status"]);
+        answer.message = frame["grpc-message"] === undefined ? undefined : String(frame["grpc-message"]);
+        answer.statusEndedStream = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+      };
+      stream.on("response", (frame, flags) => {
+        answer.headers = frame;
+        take(frame, flags);
+      });
+      stream.on("trailers", (frame, flags) => {
+        answer.trailers = frame;
+        take(frame, flags);
+      });
+      stream.on("data", (chunk: Buffer) => {
+        answer.dataBytes += chunk.length;
+      });
+      stream.on("close", () => resolve(answer));
+      stream.on("error", reject);
+      stream.end(body);
+    });
+  } finally {
+    session.close();
+  }
+}
+
+describe("unary gRPC", () => {
+  test("an Emit is answered with one message and grpc-status 0 in trailers that end the stream", async () => {
+    const tenant = uniqueTenant("unary-ok");
+    await api.call("CreateEndpoint", { tenant_id: tenant, url: "https://example.com/hook" });
+    const answer = await rawCall(EMIT, envelope(emitBytes(tenant, "evt-1")));
+    assert.equal(answer.headers["content-type"], "application/grpc+proto");
+    assert.equal(answer.trailers?.["grpc-status"], "0");
+    assert.equal(answer.statusEndedStream, true);
+    assert.ok(answer.dataBytes > 5, "one enveloped EmitResponse");
+    const { items: deliveries } = await listDeliveries(api.infra.store.db, { tenantId: tenant }, 10, "");
+    assert.equal(deliveries.length, 1);
+  });
+
+  test("an error is one HEADERS frame that ends the stream, with a readable message", async () => {
+    const answer = await rawCall(EMIT, envelope(emitBytes("", "evt-1")));
+    assert.equal(answer.status, "3");
+    assert.equal(answer.message, "tenant_id is required");
+    assert.equal(answer.trailers, undefined, "trailers-only");
+    assert.equal(answer.statusEndedStream, true);
+    assert.ok(answer.headers["grpc-status-details-bin"], "the google.rpc.BadRequest detail");
+  });
+
+  test("a message over the size limit is RESOURCE_EXHAUSTED and writes nothing", async () => {
+    const tenant = uniqueTenant("unary-big");
+    await api.call("CreateEndpoint", { tenant_id: tenant, url: "https://example.com/hook" });
+    const big = JSON.stringify({ note: "x".repeat(200_000) });
+    const answer = await rawCall(EMIT, envelope(emitBytes(tenant, "evt-big", big)));
+    assert.equal(answer.status, "8");
+    const { items: deliveries } = await listDeliveries(api.infra.store.db, { tenantId: tenant }, 10, "");
+    assert.equal(deliveries.length, 0);
+  });
+
+  test("two messages on a unary method are UNIMPLEMENTED, and none of them is emitted", async () => {
+    const tenant = uniqueTenant("unary-two");
+    await api.call("CreateEndpoint", { tenant_id: tenant, url: "https://example.com/hook" });
+    const answer = await rawCall(EMIT, envelope(emitBytes(tenant, "a"), emitBytes(tenant, "b")));
+    assert.equal(answer.status, "12");
+    const { items: deliveries } = await listDeliveries(api.infra.store.db, { tenantId: tenant }, 10, "");
+    assert.equal(deliveries.length, 0);
+  });
+
+  test("a body cut inside its envelope is INVALID_ARGUMENT", async () => {
+    const whole = envelope(emitBytes("acme", "evt-cut"));
+    const answer = await rawCall(EMIT, whole.subarray(0, whole.length - 2));
+    assert.equal(answer.status, "3");
+  });
+
+  test("a gzip-compressed call is still served (by Connect)", async () => {
+    const tenant = uniqueTenant("unary-gzip");
+    await api.call("CreateEndpoint", { tenant_id: tenant, url: "https://example.com/hook" });
+    const { gzipSync } = await import("node:zlib");
+    const payload = gzipSync(emitBytes(tenant, "evt-gz"));
+    const frame = envelope(payload);
+    frame[0] = 1; // the compressed flag
+    const answer = await rawCall(EMIT, frame, { "grpc-encoding": "gzip" });
+    assert.equal(answer.status, "0");
+    const { items: deliveries } = await listDeliveries(api.infra.store.db, { tenantId: tenant }, 10, "");
+    assert.equal(deliveries.length, 1);
+  });
+
+  test("a compressed flag without grpc-encoding is refused", async () => {
+    const frame = envelope(emitBytes("acme", "evt-flag"));
+    frame[0] = 1;
+    const answer = await rawCall(EMIT, frame);
+    assert.equal(answer.status, "13");
+  });
+});
