@@ -55,8 +55,10 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
     async retryDelivery(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const deliveryId = requireId("delivery_id", req.deliveryId);
-      endpointFor(ctx, (await getDelivery(deps.db, tenantId, deliveryId)).endpointId);
-      const [reopened] = await reopenDeliveries(deps.db, { tenantId, deliveryId }, deps.now());
+      const before = await getDelivery(deps.db, tenantId, deliveryId);
+      endpointFor(ctx, before.endpointId);
+      const now = deps.now();
+      const [reopened] = await reopenDeliveries(deps.db, { tenantId, deliveryId }, now);
       if (!reopened) {
         const current = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
         throw new ConnectError(
@@ -73,7 +75,16 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           manual: true,
         },
       ]);
-      return { delivery: deliveryMessage(await getDelivery(deps.db, tenantId, deliveryId)) };
+      // The delivery as this call left it. Read again, it would race the worker: on Redis the
+      // manual attempt can be made and recorded before that read (seen in CI: DELIVERED).
+      return {
+        delivery: deliveryMessage({
+          ...before,
+          status: "pending",
+          attemptCount: reopened.attemptCount,
+          nextAttemptAt: now,
+        }),
+      };
     },
   };
 }
