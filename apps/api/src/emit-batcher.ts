@@ -6,7 +6,7 @@ const IN_FLIGHT = 4;
 const MAX_BATCH = 128;
 
 /**
- * Group commit for Emit: concurrent calls share one store Emit (two statements) instead of one
+ * Group commit for Emit: concurrent calls share one store Emit (one statement) instead of one
  * each, with no timer (an idle api commits a lone call at once). Should a shared transaction
  * fail for a reason other than a lost database, each event is retried alone, so one bad event
  * fails only its own call.

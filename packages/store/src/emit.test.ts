@@ -146,6 +146,22 @@ test("delivery ids hold no colon and never collide across tenant, event and endp
   assert.ok(ids.every((id) => !id.includes(":")));
 });
 
+test("the delivery ids Emit writes are deliveryIdFor's, for non-ASCII and long parts too", async () => {
+  const tenant = "t-ïds-ünicode";
+  const endpoints = ["ep-é", "ep-日本", `ep-${"x".repeat(300)}`];
+  for (const id of endpoints) await endpoint(tenant, id);
+  const eventId = `evt-🎉-${"y".repeat(200)}`;
+  const result = await emitEvent(
+    store.db,
+    { tenantId: tenant, id: eventId, eventType: "x", dataJson: "{}" },
+    now,
+  );
+  assert.deepEqual(
+    result.deliveries.map((d) => d.id),
+    endpoints.map((ep) => deliveryIdFor(tenant, eventId, ep)),
+  );
+});
+
 test("the same ids in two tenants are two events", async () => {
   await endpoint("t-one", "ep");
   await endpoint("t-two", "ep");

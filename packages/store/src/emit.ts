@@ -1,5 +1,4 @@
 import { type Kysely, sql } from "kysely";
-import { deliveryIdFor } from "./ids.js";
 import type { Database } from "./schema.js";
 
 export interface NewEvent {
@@ -34,13 +33,12 @@ export async function emitEvent(db: Kysely<Database>, event: NewEvent, now: Date
 }
 
 /**
- * emitEvent for many events in two round trips whatever their number (group commit for
- * concurrent Emit calls): a read of the tenants' endpoints, then ONE statement that inserts the
- * events and their deliveries and reads the deliveries of events recorded before. One statement is
- * one transaction, so nothing is half-written, and it spares the BEGIN and COMMIT round trips
- * (five statements became two; Emit's store time is mostly round trips). Results are in the order
- * of the events. An event id given twice is recorded once; its second mention is a duplicate, as
- * it would be one call later.
+ * emitEvent for many events in ONE statement whatever their number (group commit for concurrent
+ * Emit calls): it reads the tenants' endpoints, inserts the events and their deliveries, and reads
+ * the deliveries of events recorded before. One statement is one transaction, so nothing is
+ * half-written, and it spares the BEGIN and COMMIT round trips (five statements became one; Emit's
+ * store time is mostly round trips). Results are in the order of the events. An event id given
+ * twice is recorded once; its second mention is a duplicate, as it would be one call later.
  */
 export async function emitEvents(
   db: Kysely<Database>,
@@ -52,33 +50,16 @@ export async function emitEvents(
   for (const event of events) if (!firsts.has(keyOf(event))) firsts.set(keyOf(event), event);
   const unique = [...firsts.values()];
 
-  // The deliveries each event gets if it is new: one per enabled endpoint that takes its type.
-  const endpoints = await db
-    .selectFrom("endpoints")
-    .select(["tenant_id", "id", "event_types"])
-    .where("tenant_id", "in", [...new Set(unique.map((e) => e.tenantId))])
-    .where("status", "=", "enabled")
-    .orderBy("seq")
-    .execute();
-  const planned = new Map<string, QueuedDelivery[]>();
-  const rows: QueuedDelivery[] = [];
-  const rowEvents: string[] = [];
-  for (const e of unique) {
-    const own = endpoints
-      .filter((ep) => ep.tenant_id === e.tenantId)
-      .filter((ep) => ep.event_types.length === 0 || ep.event_types.includes(e.eventType))
-      .map((ep) => ({ id: deliveryIdFor(e.tenantId, e.id, ep.id), tenantId: e.tenantId, endpointId: ep.id }));
-    planned.set(keyOf(e), own);
-    rows.push(...own);
-    for (const _ of own) rowEvents.push(e.id);
-  }
-
-  // A data-modifying WITH runs to completion whether or not the query reads it (fanned is not read).
-  // Rows with kind 'new' name the events this statement recorded; rows with kind 'old' are the
-  // deliveries, in creation order, of the events recorded before it. unnest keeps the parameters
-  // at a fixed count whatever the batch and fan-out.
+  // ONE statement: the deliveries each new event gets (one per enabled endpoint of its tenant that
+  // takes its type, read in the same snapshot as the inserts), the inserts, and the deliveries of
+  // events recorded before. A data-modifying WITH runs to completion whether or not the query reads
+  // it. Rows of kind 'new' name the events this statement recorded, 'fanned' the deliveries it
+  // created, 'old' the deliveries of the events recorded before it; each in creation order. unnest
+  // keeps the parameters at a fixed count whatever the batch and fan-out. Delivery ids are
+  // deliveryIdFor's, computed here (sha256 of the length-prefixed parts, base64url); a test holds
+  // the two to the same ids.
   const result = await sql<{
-    kind: "new" | "old";
+    kind: "new" | "fanned" | "old";
     tenant_id: string;
     event_id: string;
     id: string;
@@ -95,19 +76,29 @@ export async function emitEvents(
       on conflict (tenant_id, id) do nothing
       returning tenant_id, id
     ),
+    planned as (
+      select x.tenant_id, x.id as event_id, ep.id as endpoint_id, x.n, ep.seq as endpoint_seq,
+             'dl_' || rtrim(translate(encode(sha256(convert_to(
+               octet_length(x.tenant_id) || ':' || x.tenant_id || octet_length(x.id) || ':' || x.id ||
+               octet_length(ep.id) || ':' || ep.id, 'UTF8')), 'base64'), '+/', '-_'), '=') as id
+        from input x
+        join recorded r on r.tenant_id = x.tenant_id and r.id = x.id
+        join hookline.endpoints ep on ep.tenant_id = x.tenant_id and ep.status = 'enabled'
+                                  and (cardinality(ep.event_types) = 0 or x.event_type = any(ep.event_types))
+    ),
     fanned as (
       insert into hookline.deliveries (id, tenant_id, event_id, endpoint_id, status, attempt_count,
                                        next_attempt_at, created_at, updated_at)
-      select p.id, p.tenant_id, p.event_id, p.endpoint_id, 'pending', 0, ${now}::timestamptz,
+      select id, tenant_id, event_id, endpoint_id, 'pending', 0, ${now}::timestamptz,
              ${now}::timestamptz, ${now}::timestamptz
-        from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.tenantId)}::text[],
-                    ${rowEvents}::text[], ${rows.map((r) => r.endpointId)}::text[])
-             with ordinality as p(id, tenant_id, event_id, endpoint_id, n)
-        join recorded r on r.tenant_id = p.tenant_id and r.id = p.event_id
-       order by p.n
+        from planned
+       order by n, endpoint_seq
+      returning id, tenant_id, event_id, endpoint_id, seq
     )
     select 'new' as kind, tenant_id, id as event_id, '' as id, '' as endpoint_id, 0::bigint as seq
       from recorded
+    union all
+    select 'fanned', tenant_id, event_id, id, endpoint_id, seq from fanned
     union all
     select 'old', d.tenant_id, d.event_id, d.id, d.endpoint_id, d.seq
       from hookline.deliveries d
@@ -121,15 +112,9 @@ export async function emitEvents(
       .map((row) => keyOf({ tenantId: row.tenant_id, id: row.event_id })),
   );
   const byEvent = new Map<string, { deliveries: QueuedDelivery[]; duplicate: boolean }>();
-  for (const e of unique)
-    byEvent.set(
-      keyOf(e),
-      fresh.has(keyOf(e))
-        ? { deliveries: planned.get(keyOf(e)) ?? [], duplicate: false }
-        : { deliveries: [], duplicate: true },
-    );
+  for (const e of unique) byEvent.set(keyOf(e), { deliveries: [], duplicate: !fresh.has(keyOf(e)) });
   for (const row of result.rows)
-    if (row.kind === "old")
+    if (row.kind !== "new")
       byEvent.get(keyOf({ tenantId: row.tenant_id, id: row.event_id }))?.deliveries.push({
         id: row.id,
         tenantId: row.tenant_id,

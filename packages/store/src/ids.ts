@@ -3,7 +3,8 @@ import { createHash, randomBytes } from "node:crypto";
 /**
  * The delivery id for (tenant, event, endpoint). Length-prefixing makes the input encoding
  * injective ("order-1"+"customer" never meets "order"+"1-customer"), and SHA-256 keeps the id
- * short, free of ':' (BullMQ refuses it in job ids) and never all digits.
+ * short, free of ':' (BullMQ refuses it in job ids) and never all digits. Emit computes the same
+ * ids in SQL (emit.ts): change both, and emit.test.ts holds them equal.
  */
 export function deliveryIdFor(tenantId: string, eventId: string, endpointId: string): string {
   const hash = createHash("sha256");
