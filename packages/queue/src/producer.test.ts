@@ -64,6 +64,21 @@ test("adding the same delivery twice (and concurrently) adds one job, carrying i
   }
 });
 
+test("one add to a few queues or to a fan-out of many leaves a job in every queue it names", async () => {
+  // A few queues go through each queue's handle, a fan-out through one multi-queue add (Redis).
+  for (const endpoints of [3, 100]) {
+    const items = Array.from({ length: endpoints }, (_, i) => ({
+      deliveryId: deliveryIdFor("t", `fan-${endpoints}`, `ep-${i}`),
+      tenantId: "t",
+      endpointId: `fan-${endpoints}-ep-${i}`,
+      attemptNumber: 1,
+    }));
+    await producer.enqueue(items);
+    const held = await Promise.all(items.map((item) => producer.hasJob(item, item.deliveryId, 1)));
+    assert.equal(held.filter(Boolean).length, endpoints);
+  }
+});
+
 test("a retry or manual attempt that is due is taken before the endpoint's backlog of first attempts", async () => {
   const endpoint = { tenantId: "t", endpointId: "backlog" };
   const first = (n: number) => ({

@@ -71,7 +71,7 @@ export class DeliveryProducer {
     readonly routing: QueueRouting,
     private readonly options: ProducerOptions = {},
   ) {
-    this.adder = openMultiQueueAdder(backend);
+    this.adder = openMultiQueueAdder(backend, (name, fn) => this.using(name, fn));
   }
 
   /** Adds the jobs; resolves once BullMQ holds them. */
