@@ -111,6 +111,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       turnMs: 2000,
       stalledAfterMs: deps.stalledAfterMs ?? 15_000,
       onError: (error, queue) => log.error("queue error", { queue, error: error.message }),
+      // Its attempt may already have reached the receiver: the receiver sees it twice (same
+      // webhook-id), the attempt log once. Worth a line, since it explains a duplicate.
+      onStalled: (jobId, queue) =>
+        log.warn("delivery job stalled (its lock lapsed); it runs again", { queue, jobId }),
+      onJobFailed: (jobId, error, queue) =>
+        log.warn("delivery job failed on our side; BullMQ runs it again", {
+          queue,
+          jobId,
+          error: error.message,
+        }),
       now,
     },
     adaptive,

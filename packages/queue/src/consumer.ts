@@ -29,6 +29,13 @@ export interface ConsumerOptions {
    */
   stalledAfterMs: number;
   onError?: (error: Error, queueName: string) => void;
+  /** A job whose lock lapsed (its worker died or was starved of CPU) was put back to run again. */
+  onStalled?: (jobId: string, queueName: string) => void;
+  /**
+   * Processing a job threw: our own infrastructure failed (the store or the queue), not the
+   * endpoint. BullMQ runs it again after a backoff, so an attempt it had sent may be sent twice.
+   */
+  onJobFailed?: (jobId: string, error: Error, queueName: string) => void;
   now?: () => number;
 }
 
@@ -296,6 +303,8 @@ export class DeliveryConsumer {
       },
     );
     worker.on("error", (error) => this.options.onError?.(error, item.queue));
+    worker.on("stalled", (jobId) => this.options.onStalled?.(jobId, item.queue));
+    worker.on("failed", (job, error) => this.options.onJobFailed?.(job?.id ?? "", error, item.queue));
     const entry: OpenQueue = {
       worker,
       endpoint: item.endpoint,
