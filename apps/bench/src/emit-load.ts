@@ -1,5 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { EmitService } from "@hookline/contracts";
+import type { EmitArgs, EmitReply } from "./grpc-emit.js";
 
 /** About 1 KB of event data, the same for every event (the ceiling loop POSTs it too). */
 export const DATA_JSON = (() => {
@@ -7,6 +8,11 @@ export const DATA_JSON = (() => {
   const padding = 1024 - JSON.stringify({ ...base, note: "" }).length;
   return JSON.stringify({ ...base, note: "x".repeat(padding) });
 })();
+
+/** What the load sections call: Emit, and GetEvent to confirm. */
+export type EmitClient = Pick<Client<typeof EmitService>, "getEvent"> & {
+  emit(request: EmitArgs): Promise<EmitReply>;
+};
 
 export interface EmitLoadResult {
   /** Epoch ms when the first Emit was sent and when the last one was answered. */
@@ -21,7 +27,7 @@ const clock = () => performance.timeOrigin + performance.now();
 
 /** Emits count events named `${prefix}-${i}` with at most inFlight Emit RPCs outstanding. */
 export async function emitEvents(
-  client: Client<typeof EmitService>,
+  client: Pick<EmitClient, "emit">,
   {
     tenantId,
     prefix,

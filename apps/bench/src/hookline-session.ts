@@ -14,6 +14,8 @@ import {
 import { track } from "./children.js";
 import type { CpuTargets } from "./cpu.js";
 import { hooklineCpuTargets } from "./cpu-targets.js";
+import type { EmitClient } from "./emit-load.js";
+import { createGrpcEmitter, type GrpcEmitter } from "./grpc-emit.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import type { ReceiverHandle } from "./receiver.js";
 import { log, processEnv } from "./run-support.js";
@@ -21,7 +23,8 @@ import { log, processEnv } from "./run-support.js";
 /** Hookline started on a fresh backend with endpoints on the receiver, for the latency sections. */
 export interface HooklineSession {
   readonly tenantId: string;
-  readonly emit: Client<typeof EmitService>;
+  /** Emit over grpc-js (the load sections' producer: see grpc-emit.ts); GetEvent over Connect. */
+  readonly emit: EmitClient;
   readonly attemptLog: Client<typeof AttemptLogService>;
   /** Hookline's processes by app name, the receiver, the bench, the shared servers and the machine. */
   readonly cpuTargets: CpuTargets;
@@ -48,12 +51,14 @@ export async function startHooklineSession(
   const backend = await createTestBackend(settings, kind);
   const processes: HooklineProcess[] = [];
   let manager: Http2SessionManager | undefined;
+  let emitter: GrpcEmitter | undefined;
   // Reverse order: the worker finishes its attempts before the api goes.
   const stopProcesses = async () => {
     for (const started of processes.reverse().splice(0)) await started.stop();
   };
   const close = async (failed = false) => {
     manager?.abort();
+    emitter?.close();
     if (failed)
       for (const started of processes) {
         const path = join(tmpdir(), `hookline-bench-${kind}-${started.child.pid}.log`);
@@ -78,6 +83,7 @@ export async function startHooklineSession(
       `${apps.join(" + ")} ready at ${address} (${kind === "embedded" ? "PGlite + BullMQ on PGlite" : "PostgreSQL + Redis"})`,
     );
     manager = new Http2SessionManager(`http://${address}`);
+    emitter = createGrpcEmitter(address);
     const transport = createGrpcTransport({ baseUrl: `http://${address}`, sessionManager: manager });
     const endpoints = createClient(EndpointService, transport);
     for (let i = 0; i < options.endpoints; i++) {
@@ -95,7 +101,7 @@ export async function startHooklineSession(
       processes,
       databaseUrl: backend.databaseUrl,
       stopProcesses,
-      emit: createClient(EmitService, transport),
+      emit: { emit: emitter.emit, getEvent: createClient(EmitService, transport).getEvent },
       attemptLog: createClient(AttemptLogService, transport),
       close,
     };

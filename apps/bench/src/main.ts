@@ -14,12 +14,13 @@ import {
   UsageRequested,
 } from "./options.js";
 import { profilesUnder, summarizeProfile } from "./profile-summary.js";
+import { measureQueueFloor } from "./queue-floor.js";
 import { serversProblem } from "./reachable.js";
 import { startReceiverProcess } from "./receiver.js";
 import { cpuTable, emitLine, loadText, machineText, resultsTable } from "./report.js";
 import { RETRY_SCHEDULE_MS, type RetryResult, runRetryLateness } from "./retry-run.js";
 import { BENCH_ENV } from "./run-support.js";
-import { comparisonTable, emitLatencyTable, retryTable } from "./sections-report.js";
+import { comparisonTable, emitLatencyTable, queueFloorTable, retryTable } from "./sections-report.js";
 import { type Bounded, runThroughputRounds } from "./throughput-rounds.js";
 
 // `pnpm bench`: the plain POST ceiling, then Hookline end to end on each backend interleaved with
@@ -130,6 +131,20 @@ async function main(options: BenchOptions): Promise<number> {
     );
     out(comparisonTable(ceiling, pairs));
     if (!withReference) out("reference design skipped: it needs the local PostgreSQL and Redis");
+    if (backends.includes("servers")) {
+      progress("BullMQ alone on Redis (the queue floor):");
+      const floor = await bounded(
+        measureQueueFloor(settings, {
+          events: options.events,
+          endpoints: options.endpoints,
+          inFlight: options.emitConcurrency,
+          concurrency: options.referenceConcurrency,
+        }),
+        "the queue floor",
+      );
+      out();
+      out(queueFloorTable(floor, pairs));
+    }
   }
 
   if (options.sections.has("retry")) {

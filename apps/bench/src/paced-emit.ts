@@ -1,6 +1,4 @@
-import type { Client } from "@connectrpc/connect";
-import type { EmitService } from "@hookline/contracts";
-import { DATA_JSON } from "./emit-load.js";
+import { DATA_JSON, type EmitClient } from "./emit-load.js";
 
 export interface PacedResult {
   /** Emit latencies in ms, from the moment each Emit was due to its answer, sorted. */
@@ -23,7 +21,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * wait: a slow server shows as latency, not as a slower schedule.
  */
 export async function pacedEmit(
-  client: Client<typeof EmitService>,
+  client: Pick<EmitClient, "emit">,
   {
     tenantId,
     prefix,

@@ -1,11 +1,12 @@
 import type { CeilingResult } from "./ceiling.js";
 import type { EmitLatencyResult } from "./emit-latency-run.js";
 import { quantile } from "./emit-load.js";
+import type { QueueFloor } from "./queue-floor.js";
 import { MACHINE, table } from "./report.js";
 import type { RetryResult } from "./retry-run.js";
 import type { ThroughputRun } from "./throughput.js";
 
-// The tables of the reference comparison, retry lateness and Emit latency sections.
+// The tables of the reference comparison, the queue floor, retry lateness and Emit latency sections.
 
 const fixed = (n: number, digits = 0) =>
   Number.isFinite(n)
@@ -60,6 +61,43 @@ export function comparisonTable(ceiling: CeilingResult, pairs: ComparedPair[]): 
     ],
     rows,
   );
+}
+
+/**
+ * What BullMQ alone costs per job, and the share of each servers run's CPU per delivery it makes
+ * at least (that CPU also counts the bench's Emit client and the receiver).
+ */
+export function queueFloorTable(floor: QueueFloor, pairs: ComparedPair[]): string {
+  const part = (name: string, p: QueueFloor["add"]) => [
+    name,
+    fixed(p.nodeUs),
+    fixed(p.redisUs),
+    fixed(p.redisCommands, 1),
+  ];
+  const bothMs = (floor.add.nodeUs + floor.add.redisUs + floor.take.nodeUs + floor.take.redisUs) / 1000;
+  const shares = pairs
+    .filter((pair) => pair.hookline.label.includes("servers"))
+    .map((pair) => {
+      const ms = cpuMsPerDelivery(pair.hookline);
+      return `  round ${pair.round}: Hookline servers used ${fixed(ms, 2)} ms of CPU per delivery; BullMQ's part of it is at least ${fixed(bothMs, 2)} ms (${fixed((100 * bothMs) / ms)}%)`;
+    });
+  return [
+    `BullMQ alone on Redis, driven by Hookline's queue code with a processor that does nothing (${fixed(floor.jobs)} jobs over ${floor.queues} queues): a floor under every delivery`,
+    table(
+      ["part", "Node CPU µs/job", "Redis CPU µs/job", "Redis commands/job"],
+      [
+        part("add (DeliveryProducer, as Emit)", floor.add),
+        part("take (DeliveryConsumer, as the worker)", floor.take),
+        [
+          "both",
+          fixed(floor.add.nodeUs + floor.take.nodeUs),
+          fixed(floor.add.redisUs + floor.take.redisUs),
+          fixed(floor.add.redisCommands + floor.take.redisCommands, 1),
+        ],
+      ],
+    ),
+    ...shares,
+  ].join("\n");
 }
 
 /** Retry lateness per backend: paced and burst, p50 and p99 and the worst. */

@@ -1,5 +1,6 @@
 import type { Client } from "@connectrpc/connect";
-import { type AttemptLogService, DeliveryStatus, type EmitService } from "@hookline/contracts";
+import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
+import type { EmitClient } from "./emit-load.js";
 
 const clock = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -50,7 +51,7 @@ export async function countDeliveries(
  * the given events each show `perEvent` delivered deliveries through GetEvent.
  */
 export async function confirmDelivered(
-  clients: { log: Client<typeof AttemptLogService>; emit: Client<typeof EmitService> },
+  clients: { log: Client<typeof AttemptLogService>; emit: Pick<EmitClient, "getEvent"> },
   {
     tenantId,
     expected,
