@@ -132,6 +132,17 @@ export async function runCluster(spec: ClusterSpec): Promise<{ run: ClusterRun; 
     ] as const)
       if (proc && (proc.child.exitCode !== null || proc.child.signalCode !== null))
         run.exitedBeforeTeardown.push(name);
+    // A disagreement is easier to explain with what the processes warned of: print their
+    // warnings and errors, a few each.
+    if (verdict.problems.length > 0)
+      for (const proc of procs) {
+        const lines = proc.log
+          .join("")
+          .split("\n")
+          .filter((line) => /"level":"(warn|error|fatal)"/.test(line));
+        if (lines.length > 0)
+          console.log(`${spec.scenario}: pid ${proc.child.pid} warned:\n${lines.slice(0, 15).join("\n")}`);
+      }
     return { run, verdict };
   } finally {
     client.close();

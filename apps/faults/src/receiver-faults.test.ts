@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test } from "node:test";
+import { timeoutText } from "@hookline/delivery";
 import { FIXED_CONCURRENCY, kind, type OwnServers, servers, startOwnServers } from "./backend.js";
+import { describeFailure, type FailedDelivery } from "./check.js";
 import { runCluster } from "./cluster.js";
 import type { Action } from "./receiver.js";
 import { assertLedgerHolds } from "./run.js";
@@ -9,11 +11,16 @@ import { assertLedgerHolds } from "./run.js";
 // Well above the slowest healthy answer (180 ms): with four scenarios sharing two cores, a 500 ms
 // deadline once failed a delivery whose three healthy answers each met a stall (CI, servers).
 const TIMEOUT_MS = 1_000;
+// The three healthy attempts spread over about 4 s rather than FAST_ENV's 1.2 s: with a 1 s
+// deadline, CI (servers, worst latency 41 s) still saw one delivery's three healthy answers all
+// time out within one stretch of host stalls.
+const RETRY_SCHEDULE = "250ms,500ms,1s,2s";
 
 /**
  * The first two requests of a delivery may misbehave: cut mid-request-body, cut mid-response-body
  * (after a 200 and a few bytes), or answer after the deadline; the rest answer slowly under load.
- * From the third request on the receiver behaves, so every delivery ends delivered.
+ * From the third request on the receiver behaves, so a delivery fails only if the host starves
+ * all three healthy answers past the deadline.
  */
 function misbehave(eventId: string, endpointId: string, nth: number): Action {
   const roll =
@@ -23,6 +30,13 @@ function misbehave(eventId: string, endpointId: string, nth: number): Action {
   if (nth <= 2 && roll < 0.3)
     return { kind: "answer", status: 200, delayMs: TIMEOUT_MS + 400, faulted: true };
   return { kind: "answer", status: 200, delayMs: roll < 0.6 ? Math.floor(roll * 300) : 0 };
+}
+
+/** Every attempt met a misbehaving answer, or no answer at all within the deadline. */
+function failedOnlyByFaultsAndDeadlines(failure: FailedDelivery): boolean {
+  return failure.attempts.every(
+    ({ row, request }) => request?.faulted === true || row.error === timeoutText(TIMEOUT_MS),
+  );
 }
 
 test(`the receiver cuts connections mid-body and answers slowly under load (${kind})`, async () => {
@@ -35,14 +49,34 @@ test(`the receiver cuts connections mid-body and answers slowly under load (${ki
       events: servers ? 500 : 300,
       perSecond: servers ? 40 : 15,
       behaviour: misbehave,
-      env: { ...FIXED_CONCURRENCY, HOOKLINE_DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS) },
+      env: {
+        ...FIXED_CONCURRENCY,
+        HOOKLINE_DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
+        HOOKLINE_RETRY_SCHEDULE: RETRY_SCHEDULE,
+        // No process dies here, so no lapsed lock needs finding fast: a long lock costs nothing and
+        // keeps a starved worker's jobs its own.
+        HOOKLINE_STALLED_AFTER: "30s",
+      },
       async inject() {},
     });
     assertLedgerHolds(verdict);
     // No process fault: every request the receiver saw has its attempt row (checked above), so a
     // repeat is only ever a retry the attempt log explains.
     assert.equal(verdict.unrecorded, 0);
-    assert.equal(verdict.failed, 0, "two misbehaving answers never exhaust five attempts");
+    // Two misbehaving answers never exhaust five attempts: only healthy answers that missed the
+    // deadline can add to them. Those are the host's doing (CI has seen a few deliveries' three
+    // healthy answers starved past 1 s by four scenarios on two cores), so a handful may fail, but
+    // never from an answer that came in time, nor from a cut or error that was not on purpose.
+    const unexplained = verdict.failures.filter((f) => !failedOnlyByFaultsAndDeadlines(f));
+    assert.deepEqual(
+      unexplained.map(describeFailure),
+      [],
+      "a delivery failed for no fault of the receiver's",
+    );
+    assert.ok(
+      verdict.failed <= verdict.deliveries / 200,
+      `${verdict.failed} of ${verdict.deliveries} deliveries failed: more than host stalls explain`,
+    );
     const faulted = run.receiver.receipts.filter((r) => r.faulted).length;
     assert.ok(faulted > 100, `the receiver misbehaved (${faulted} times)`);
   } finally {

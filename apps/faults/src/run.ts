@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { HooklineClient } from "@hookline/client";
 import { kind } from "./backend.js";
-import { checkLedger, type Fault, type Verdict } from "./check.js";
+import { checkLedger, describeFailure, type Fault, type Verdict } from "./check.js";
 import { committedAmong, readLedger, waitUntilSettled } from "./ledger.js";
 import type { FaultReceiver } from "./receiver.js";
 import { type EventStream, trace } from "./stream.js";
@@ -103,6 +103,7 @@ function printSummary(run: RunToCheck, v: Verdict, strandedEvents: number): void
   const notes = [
     `  emit errors: ${errors}; events whose Emit failed but were committed: ${strandedEvents}`,
     ...v.problems.map((p) => `  problem: ${p}`),
+    ...v.failures.slice(0, 10).map((f) => `  failed: ${describeFailure(f)}`),
   ];
   console.log(["", ...table, ...notes, ""].join("\n"));
 }

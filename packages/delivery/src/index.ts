@@ -4,6 +4,7 @@ export {
   type CidrRange,
   createAddressPolicy,
 } from "./address-policy.js";
+export { timeoutText } from "./error-text.js";
 export { type LookupAll, systemLookup } from "./guarded-lookup.js";
 export {
   createHttpClient,
