@@ -4,6 +4,7 @@ import { readTestSettings } from "@hookline/testkit";
 import {
   type AttemptResult,
   createEndpoint,
+  disableFailingEndpoints,
   emitEvent,
   getEndpoint,
   getEvent,
@@ -106,4 +107,51 @@ test("a 410 disables the endpoint with its reason", async () => {
     "enabled",
     "only the endpoint that answered 410",
   );
+});
+
+test("an endpoint's run of failures dates from its first failure, and a success ends it", async () => {
+  const at = (secondsAgo: number) => new Date(now.getTime() - secondsAgo * 1000);
+  const deliveryOf = async (endpointId: string, eventId: string) => {
+    await createEndpoint(
+      store.db,
+      {
+        tenantId: "runs",
+        id: endpointId,
+        url: "https://x.test",
+        description: "",
+        eventTypes: [eventId],
+        secret: "s",
+      },
+      now,
+    );
+    const emitted = await emitEvent(
+      store.db,
+      { tenantId: "runs", id: eventId, eventType: eventId, dataJson: "{}" },
+      now,
+    );
+    return emitted.deliveries[0]?.id ?? "";
+  };
+  const stillFailing = await deliveryOf("still-failing", "sf");
+  const healed = await deliveryOf("healed", "h");
+  // Separate batches, as attempts minutes apart are: the second failure keeps the run's start.
+  await recordAttempts(
+    store.db,
+    [result(stillFailing, 1, { startedAt: at(600) }), result(healed, 1, { startedAt: at(600) })],
+    now,
+  );
+  await recordAttempts(
+    store.db,
+    [
+      result(stillFailing, 2, { startedAt: at(60) }),
+      result(healed, 2, {
+        startedAt: at(60),
+        responseStatus: 200,
+        deliveryStatus: "delivered",
+        nextAttemptAt: null,
+      }),
+    ],
+    now,
+  );
+  const disabled = await disableFailingEndpoints(store.db, at(300), "failing for 5 minutes", now);
+  assert.deepEqual(disabled, [{ tenantId: "runs", endpointId: "still-failing" }]);
 });

@@ -52,6 +52,13 @@ export async function recordAttempts(
 ): Promise<(string | undefined)[]> {
   if (results.length === 0) return [];
   const column = <T>(pick: (r: AttemptResult) => T) => sql.val(results.map(pick));
+  // An endpoint's run of failures after this batch (endpoint ep, per_endpoint r below): none after
+  // a success last; else from the batch's first failure after its last success, or still the run
+  // it was already in.
+  const failingSince = sql`case
+    when r.latest_ok then null
+    when r.last_ok is not null then r.first_fail_after_ok
+    else coalesce(ep.failing_since, r.first_fail_after_ok) end`;
   // Data-modifying WITH clauses run to completion whether or not the final select reads them.
   const recorded = await sql<{ delivery_id: string; attempt_number: number; id: string }>`
     with
@@ -115,15 +122,15 @@ export async function recordAttempts(
     ),
     endpoints_told as (
       update hookline.endpoints ep
-      set failing_since = case
-            when r.latest_ok then null
-            when r.last_ok is not null then r.first_fail_after_ok
-            else coalesce(ep.failing_since, r.first_fail_after_ok) end,
+      set failing_since = ${failingSince},
           status = case when r.disable_reason is null then ep.status else 'disabled' end,
           disabled_reason = coalesce(r.disable_reason, ep.disabled_reason),
           updated_at = case when r.disable_reason is null then ep.updated_at else ${now} end
       from per_endpoint r
       where ep.tenant_id = r.tenant_id and ep.id = r.endpoint_id
+        -- Only rows that change: a healthy endpoint (or one already failing) is left as it is,
+        -- rather than given a new row version, and its index entries, with every batch.
+        and (r.disable_reason is not null or ep.failing_since is distinct from ${failingSince})
     )
     select delivery_id, attempt_number, id from inserted
   `.execute(db);
