@@ -103,3 +103,47 @@ test("a failed delivery lists each attempt beside the request it made, or none",
       "#2 at +500 ms for 1000 ms: no response within 1000 ms (never received)",
   );
 });
+
+test("requests stranded by kills seconds apart are each charged to their own kill", () => {
+  // Two worker kills 4 s apart, windows of 3 s: each strands 20 requests in flight (within the
+  // bound of 32), and each of those deliveries goes out after that kill's restart. Charged to the
+  // first window that holds them, the second kill's 20 would join the first's: 40.
+  const kills = [
+    { kind: "worker SIGKILL", start: 1_000_000, end: 1_001_500 },
+    { kind: "worker SIGKILL", start: 1_004_000, end: 1_005_500 },
+  ];
+  const deliveries: Delivery[] = [];
+  const attempts: Attempt[] = [];
+  const receipts: Receipt[] = [];
+  const expected = new Map<string, number>();
+  kills.forEach((kill, k) => {
+    for (let i = 0; i < 20; i++) {
+      const eventId = `e${k}-${i}`;
+      const key = `${eventId}|ep1`;
+      expected.set(key, kill.start - 500);
+      deliveries.push({
+        eventId,
+        endpointId: "ep1",
+        status: DeliveryStatus.DELIVERED,
+        attemptCount: 1,
+      } as unknown as Delivery);
+      const retried = kill.end + 100 + i;
+      attempts.push({
+        ...attempt(1, retried, 5, 200, DeliveryStatus.DELIVERED),
+        eventId,
+      } as Attempt);
+      receipts.push({ ...receipt(kill.start - 100 + i, "aborted", false), key, status: 0 });
+      receipts.push({ ...receipt(retried + 1, "answered", false), key });
+    }
+  });
+  const verdict = checkLedger({
+    ledger: { deliveries, attempts },
+    receipts,
+    expected,
+    faults: kills,
+    windowMs: 3000,
+    inFlightBound: 32,
+  });
+  assert.equal(verdict.unrecorded, 40);
+  assert.deepEqual(verdict.problems, []);
+});
