@@ -5,6 +5,7 @@ import { timeoutText } from "@hookline/delivery";
 import { FIXED_CONCURRENCY, kind, type OwnServers, servers, startOwnServers } from "./backend.js";
 import { describeFailure, type FailedDelivery } from "./check.js";
 import { runCluster } from "./cluster.js";
+import { ms } from "./ledger.js";
 import type { Action } from "./receiver.js";
 import { assertLedgerHolds } from "./run.js";
 
@@ -32,10 +33,20 @@ function misbehave(eventId: string, endpointId: string, nth: number): Action {
   return { kind: "answer", status: 200, delayMs: roll < 0.6 ? Math.floor(roll * 300) : 0 };
 }
 
-/** Every attempt met a misbehaving answer, or no answer at all within the deadline. */
-function failedOnlyByFaultsAndDeadlines(failure: FailedDelivery): boolean {
+// A loopback request reaches the receiver within milliseconds of its attempt's start. One seen
+// this much later was held up by the host: the sender or the receiver got no CPU for that long.
+const STALLED_MS = 300;
+
+/**
+ * Every attempt met a misbehaving answer, or missed the deadline on a stalled host: the receiver
+ * saw its request only after a stall, or never (the sender gave up before it could write it).
+ */
+function failedOnlyByFaultsAndStalls(failure: FailedDelivery): boolean {
   return failure.attempts.every(
-    ({ row, request }) => request?.faulted === true || row.error === timeoutText(TIMEOUT_MS),
+    ({ row, request }) =>
+      request?.faulted === true ||
+      (row.error === timeoutText(TIMEOUT_MS) &&
+        (request === undefined || request.arrivedAt - ms(row.startedAt) >= STALLED_MS)),
   );
 }
 
@@ -64,17 +75,19 @@ test(`the receiver cuts connections mid-body and answers slowly under load (${ki
     // repeat is only ever a retry the attempt log explains.
     assert.equal(verdict.unrecorded, 0);
     // Two misbehaving answers never exhaust five attempts: only healthy answers that missed the
-    // deadline can add to them. Those are the host's doing (CI has seen a few deliveries' three
-    // healthy answers starved past 1 s by four scenarios on two cores), so a handful may fail, but
-    // never from an answer that came in time, nor from a cut or error that was not on purpose.
-    const unexplained = verdict.failures.filter((f) => !failedOnlyByFaultsAndDeadlines(f));
+    // deadline can add to them, and a healthy answer misses it only when the host stalls. CI has
+    // seen 27 of 2,000 deliveries fail so, with four scenarios on two cores: every healthy attempt
+    // of theirs reached the receiver 0.9 to 5.6 s after it started. So a failure must show that
+    // stall in every healthy attempt; one answered in time, or cut or refused other than on
+    // purpose, is Hookline's fault. Past 5% of deliveries, something systematic is wrong.
+    const unexplained = verdict.failures.filter((f) => !failedOnlyByFaultsAndStalls(f));
     assert.deepEqual(
       unexplained.map(describeFailure),
       [],
-      "a delivery failed for no fault of the receiver's",
+      "a delivery failed for no fault of the receiver's or the host's",
     );
     assert.ok(
-      verdict.failed <= verdict.deliveries / 200,
+      verdict.failed <= verdict.deliveries / 20,
       `${verdict.failed} of ${verdict.deliveries} deliveries failed: more than host stalls explain`,
     );
     const faulted = run.receiver.receipts.filter((r) => r.faulted).length;
