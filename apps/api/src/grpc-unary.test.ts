@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { EmitRequestSchema } from "@hookline/contracts";
+import { createContextValues, type HandlerContext } from "@connectrpc/connect";
+import { EmitRequestSchema, Health } from "@hookline/contracts";
 import { listDeliveries } from "@hookline/store";
 import { readTestSettings } from "@hookline/testkit";
+import { createGrpcUnaryServer } from "./grpc-unary.js";
 import { startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
 
 // Unary gRPC calls take grpc-unary.ts's path instead of Connect's: what a caller sees there.
@@ -47,8 +50,9 @@ async function rawCall(
   path: string,
   body: Uint8Array,
   headers: http2.OutgoingHttpHeaders = {},
+  address = api.address,
 ): Promise<Answer> {
-  const session = http2.connect(`http://${api.address}`);
+  const session = http2.connect(`http://${address}`);
   try {
     return await new Promise<Answer>((resolve, reject) => {
       const stream = session.request({
@@ -157,5 +161,51 @@ describe("unary gRPC", () => {
     frame[0] = 1;
     const answer = await rawCall(EMIT, frame);
     assert.equal(answer.status, "13");
+  });
+});
+
+describe("unary gRPC, with implementations that misbehave", () => {
+  const CHECK = "/grpc.health.v1.Health/Check";
+  let check: (request: unknown, context: HandlerContext) => unknown = () => ({});
+  let address = "";
+  let server: http2.Http2Server;
+  before(async () => {
+    const serve = createGrpcUnaryServer(
+      [{ service: Health, method: Health.method.check, impl: (request, context) => check(request, context) }],
+      { readMaxBytes: 1024, interceptors: [] },
+    );
+    server = http2.createServer((req, res) => {
+      if (!serve(req, res, () => createContextValues())) res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test("a response that cannot be serialized is INTERNAL, not a call left open", async () => {
+    check = () => ({ status: 1.5 }); // not an int32
+    const answer = await rawCall(CHECK, envelope(new Uint8Array()), {}, address);
+    assert.equal(answer.status, "13");
+    assert.match(answer.message ?? "", /serialize binary/);
+  });
+
+  test("an error whose header HTTP/2 refuses resets the call, and the server lives on", async () => {
+    check = (_request, context) => {
+      context.responseHeader.set("connection", "close");
+      throw new Error("boom");
+    };
+    await assert.rejects(rawCall(CHECK, envelope(new Uint8Array()), {}, address), /NGHTTP2_INTERNAL_ERROR/);
+    check = () => ({ status: 1 });
+    const answer = await rawCall(CHECK, envelope(new Uint8Array()), {}, address);
+    assert.equal(answer.status, "0");
+  });
+
+  test("a grpc-timeout past setTimeout's range is no deadline, not one that has passed", async () => {
+    check = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return { status: 1 };
+    };
+    const answer = await rawCall(CHECK, envelope(new Uint8Array()), { "grpc-timeout": "8760H" }, address);
+    assert.equal(answer.status, "0");
   });
 });

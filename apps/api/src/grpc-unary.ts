@@ -1,4 +1,4 @@
-import type http2 from "node:http2";
+import http2 from "node:http2";
 import {
   create,
   type DescMethodUnary,
@@ -46,6 +46,8 @@ export type GrpcUnaryServer = (
 
 // What Connect answers with, whatever variant of application/grpc the call came with.
 const RESPONSE_CONTENT_TYPE = "application/grpc+proto";
+// setTimeout's largest wait: a longer one is clamped to 1 ms.
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Unary gRPC calls (HTTP/2, protobuf, uncompressed) served straight from the HTTP/2 stream.
@@ -80,10 +82,15 @@ export function createGrpcUnaryServer(
       answerError(res, undefined, timeout.error);
       return true;
     }
-    readUnaryMessage(req, options.readMaxBytes).then(
-      (bytes) => serve(route, req, res, values, bytes, timeout.timeoutMs),
-      (error: unknown) => answerError(res, undefined, ConnectError.from(error)),
-    );
+    // The deadline runs from the call's arrival, as Connect's does, not from the end of its body.
+    const deadline = timeout.timeoutMs === undefined ? undefined : Date.now() + timeout.timeoutMs;
+    readUnaryMessage(req, options.readMaxBytes)
+      .then(
+        (bytes) => serve(route, req, res, values, bytes, deadline),
+        (error: unknown) => answerError(res, undefined, ConnectError.from(error)),
+      )
+      // serve and answerError end every call they can; nothing of one call may take the process.
+      .catch(() => res.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
     return true;
   };
 }
@@ -143,10 +150,9 @@ async function serve(
   res: http2.Http2ServerResponse,
   values: ContextValues,
   bytes: Uint8Array,
-  timeoutMs: number | undefined,
+  deadline: number | undefined,
 ): Promise<void> {
   const abort = new AbortController();
-  const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   let answered = false;
   // The signal is aborted only when the call is given up (client gone, deadline passed), never
   // on a normal end: an abort builds a DOMException, which is most of what it costs.
@@ -158,13 +164,12 @@ async function serve(
   };
   const onClose = () => giveUp(new ConnectError(CANCELED, Code.Canceled));
   res.once("close", onClose);
+  // A wait past setTimeout's range (about 24.8 days) would fire at once: no timer, as none is due.
+  const waitMs = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
   const timer =
-    timeoutMs === undefined
+    waitMs === undefined || waitMs > MAX_TIMER_MS
       ? undefined
-      : setTimeout(
-          () => giveUp(new ConnectError("the operation timed out", Code.DeadlineExceeded)),
-          timeoutMs,
-        );
+      : setTimeout(() => giveUp(new ConnectError("the operation timed out", Code.DeadlineExceeded)), waitMs);
   const context = handlerContext(route, req, values, abort.signal, deadline);
   try {
     let input: UnaryRequest["message"];
@@ -197,15 +202,16 @@ async function serve(
       context,
     );
     if (answered) return;
+    const envelope = enveloped(route, response.message);
     answered = true;
-    const output = toBinary(route.method.output, response.message as never);
-    const envelope = Buffer.allocUnsafe(ENVELOPE_HEADER + output.length);
-    envelope[0] = 0;
-    envelope.writeUInt32BE(output.length, 1);
-    envelope.set(output, ENVELOPE_HEADER);
-    res.writeHead(200, responseHeaders(context));
-    res.addTrailers({ ...trailerObject(context), "grpc-status": "0" });
-    res.end(envelope);
+    try {
+      res.writeHead(200, responseHeaders(context));
+      res.addTrailers({ ...trailerObject(context), "grpc-status": "0" });
+      res.end(envelope);
+    } catch {
+      // Headers HTTP/2 refuses (set by an implementation): the call can only be reset.
+      res.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    }
   } catch (error) {
     if (answered) return;
     answered = true;
@@ -219,6 +225,24 @@ async function serve(
     clearTimeout(timer);
     res.off("close", onClose);
   }
+}
+
+/** The response message, serialized and enveloped; a message that cannot be is INTERNAL, as in Connect. */
+function enveloped(route: PreparedRoute, message: UnaryResponse["message"]): Buffer {
+  let output: Uint8Array;
+  try {
+    output = toBinary(route.method.output, message as never);
+  } catch (error) {
+    throw new ConnectError(
+      `serialize binary: ${error instanceof Error ? error.message : String(error)}`,
+      Code.Internal,
+    );
+  }
+  const envelope = Buffer.allocUnsafe(ENVELOPE_HEADER + output.length);
+  envelope[0] = 0;
+  envelope.writeUInt32BE(output.length, 1);
+  envelope.set(output, ENVELOPE_HEADER);
+  return envelope;
 }
 
 function responseHeaders(context: LazyContext | undefined): Record<string, string> {
@@ -245,8 +269,14 @@ function answerError(
 ): void {
   const stream = res.stream;
   if (stream.headersSent || stream.destroyed) return;
-  stream.respond(
-    { ":status": 200, ...responseHeaders(context), ...trailerObject(context), ...grpcStatusHeaders(error) },
-    { endStream: true },
-  );
+  try {
+    stream.respond(
+      { ":status": 200, ...responseHeaders(context), ...trailerObject(context), ...grpcStatusHeaders(error) },
+      { endStream: true },
+    );
+  } catch {
+    // A header HTTP/2 refuses (connection, keep-alive, ...), set by an implementation or carried
+    // in the error's metadata: the call can only be reset.
+    stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  }
 }

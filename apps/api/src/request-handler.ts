@@ -95,11 +95,13 @@ function recordingUnaryRoutes(router: ConnectRouter, unary: UnaryRoute[]): Conne
     rpc: router.rpc.bind(router) as ConnectRouter["rpc"],
     service(service, implementation, options) {
       const impl = implementation as Record<string, UnaryRoute["impl"] | undefined>;
-      for (const method of service.methods) {
-        const fn = impl[method.localName];
-        if (method.methodKind === "unary" && fn)
-          unary.push({ service, method: method as DescMethodUnary, impl: fn.bind(implementation) });
-      }
+      // Per-service options (interceptors, limits) are Connect's to apply: such a service stays there.
+      if (options === undefined)
+        for (const method of service.methods) {
+          const fn = impl[method.localName];
+          if (method.methodKind === "unary" && fn)
+            unary.push({ service, method: method as DescMethodUnary, impl: fn.bind(implementation) });
+        }
       router.service(service, implementation, options);
       return this;
     },
