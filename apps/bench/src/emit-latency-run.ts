@@ -1,7 +1,7 @@
 import type { TestSettings } from "@hookline/testkit";
 import { cpuBetween, sampleCpu } from "./cpu.js";
 import { emitEvents } from "./emit-load.js";
-import { startHooklineSession } from "./hookline-session.js";
+import { type HooklineSession, startHooklineSession } from "./hookline-session.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import { type PacedResult, pacedEmit } from "./paced-emit.js";
 import type { ReceiverHandle } from "./receiver.js";
@@ -17,6 +17,12 @@ export interface EmitLatencyResult {
   maxInFlight: number;
   /** CPU seconds per process (group) during the closed loop. */
   maxCpu: Map<string, number>;
+  /**
+   * The same closed loop with the worker stopped (servers only: embedded runs both in one
+   * process): what the api accepts when it has the machine to itself, as in a burst that the
+   * workers have yet to reach, or on a host of its own.
+   */
+  alone?: { events: number; seconds: number; cpu: Map<string, number> };
 }
 
 const MAX_IN_FLIGHT = 64;
@@ -60,8 +66,10 @@ export async function runEmitLatency(
       deadline: performance.now() + options.emitMaxSeconds * 1000,
     });
     const maxCpu = cpuBetween(cpuBefore, sampleCpu(session.cpuTargets));
+    const alone = kind === "servers" ? await acceptedAlone(session, options) : undefined;
     failed = false;
     return {
+      ...(alone && { alone }),
       maxCpu,
       backend: kind,
       paced,
@@ -73,4 +81,28 @@ export async function runEmitLatency(
   } finally {
     await session.close(failed);
   }
+}
+
+/** The closed loop again once the worker has stopped: the api, PostgreSQL and Redis alone. */
+async function acceptedAlone(
+  session: HooklineSession,
+  options: BenchOptions,
+): Promise<EmitLatencyResult["alone"]> {
+  for (const started of session.processes.slice(1)) await started.stop();
+  log(
+    `Emit with the worker stopped: as many as accepted in ${options.emitMaxSeconds} s, ${MAX_IN_FLIGHT} in flight`,
+  );
+  const before = sampleCpu(session.cpuTargets);
+  const run = await emitEvents(session.emit, {
+    tenantId: session.tenantId,
+    prefix: "alone",
+    count: Number.MAX_SAFE_INTEGER,
+    inFlight: MAX_IN_FLIGHT,
+    deadline: performance.now() + options.emitMaxSeconds * 1000,
+  });
+  return {
+    events: run.latenciesMs.length,
+    seconds: (run.finishedAt - run.startedAt) / 1000,
+    cpu: cpuBetween(before, sampleCpu(session.cpuTargets)),
+  };
 }

@@ -133,19 +133,34 @@ export function emitLatencyTable(results: EmitLatencyResult[], perSecond: number
     fixed(quantile(result.paced.latenciesMs, 0.5), 1),
     fixed(quantile(result.paced.latenciesMs, 0.99), 1),
     fixed(result.maxEvents / result.maxSeconds),
+    result.alone ? fixed(result.alone.events / result.alone.seconds) : "-",
   ]);
-  const cpuLines = results.map((result) => {
-    const shares = [...result.maxCpu]
-      .map(
-        ([name, cpu]) =>
-          `${name === MACHINE ? "whole machine" : name} ${fixed((100 * cpu) / result.maxSeconds)}%`,
-      )
+  const shares = (cpu: Map<string, number>, seconds: number) =>
+    [...cpu]
+      .map(([name, used]) => `${name === MACHINE ? "whole machine" : name} ${fixed((100 * used) / seconds)}%`)
       .join(", ");
-    return `  ${result.backend}, CPU during the closed loop (100% = one core): ${shares}`;
-  });
+  const cpuLines = results.flatMap((result) => [
+    `  ${result.backend}, CPU during the closed loop (100% = one core): ${shares(result.maxCpu, result.maxSeconds)}`,
+    ...(result.alone
+      ? [
+          `  ${result.backend}, the same with the worker stopped: ${shares(result.alone.cpu, result.alone.seconds)}`,
+        ]
+      : []),
+  ]);
   return [
     `Emit at a paced ${fixed(perSecond)} events/s (${endpoints} endpoints each), then a closed loop of ${results[0]?.maxInFlight ?? "-"} in flight:`,
-    table(["backend", "paced events", "sent/s", "p50 ms", "p99 ms", "max accepted events/s"], rows),
+    table(
+      [
+        "backend",
+        "paced events",
+        "sent/s",
+        "p50 ms",
+        "p99 ms",
+        "max accepted events/s",
+        "the same, worker stopped",
+      ],
+      rows,
+    ),
     ...cpuLines,
   ].join("\n");
 }
