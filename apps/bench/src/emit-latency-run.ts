@@ -5,7 +5,7 @@ import { type HooklineSession, startHooklineSession } from "./hookline-session.j
 import type { BackendKind, BenchOptions } from "./options.js";
 import { type PacedResult, pacedEmit } from "./paced-emit.js";
 import type { ReceiverHandle } from "./receiver.js";
-import { log } from "./run-support.js";
+import { log, profileEnv } from "./run-support.js";
 
 export interface EmitLatencyResult {
   backend: BackendKind;
@@ -37,7 +37,9 @@ export async function runEmitLatency(
   options: BenchOptions,
   receiver: ReceiverHandle,
 ): Promise<EmitLatencyResult> {
-  const session = await startHooklineSession(settings, kind, options, receiver);
+  const session = await startHooklineSession(settings, kind, options, receiver, (app) =>
+    profileEnv(options.profileDir, kind, app),
+  );
   let failed = true;
   try {
     const { emit, tenantId } = session;
@@ -88,7 +90,10 @@ async function acceptedAlone(
   session: HooklineSession,
   options: BenchOptions,
 ): Promise<EmitLatencyResult["alone"]> {
-  for (const started of session.processes.slice(1)) await started.stop();
+  const [api, ...workers] = session.processes;
+  for (const started of workers) await started.stop();
+  // With --profile, the api is profiled over this loop alone (SIGUSR2 starts and ends a profile).
+  if (options.profileDir) api?.child.kill("SIGUSR2");
   log(
     `Emit with the worker stopped: as many as accepted in ${options.emitMaxSeconds} s, ${MAX_IN_FLIGHT} in flight`,
   );
@@ -100,9 +105,11 @@ async function acceptedAlone(
     inFlight: MAX_IN_FLIGHT,
     deadline: performance.now() + options.emitMaxSeconds * 1000,
   });
+  const cpu = cpuBetween(before, sampleCpu(session.cpuTargets));
+  if (options.profileDir) api?.child.kill("SIGUSR2");
   return {
     events: run.latenciesMs.length,
     seconds: (run.finishedAt - run.startedAt) / 1000,
-    cpu: cpuBetween(before, sampleCpu(session.cpuTargets)),
+    cpu,
   };
 }
