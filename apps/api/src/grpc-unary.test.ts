@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { createContextValues, type HandlerContext } from "@connectrpc/connect";
-import { EmitRequestSchema, Health } from "@hookline/contracts";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { createContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { EmitRequestSchema, Health, HealthCheckResponseSchema } from "@hookline/contracts";
 import { listDeliveries } from "@hookline/store";
 import { readTestSettings } from "@hookline/testkit";
 import { createGrpcUnaryServer } from "./grpc-unary.js";
@@ -43,6 +43,8 @@ interface Answer {
   /** Whether the frame that carried the status ended the stream (gRPC clients require it). */
   statusEndedStream: boolean;
   dataBytes: number;
+  /** The response body: the enveloped message, if any. */
+  body: Buffer;
 }
 
 /** One call over a raw HTTP/2 stream, to see exactly which frames carry what. */
@@ -69,6 +71,7 @@ async function rawCall(
         message: undefined,
         statusEndedStream: false,
         dataBytes: 0,
+        body: Buffer.alloc(0),
       };
       const take = (frame: http2.IncomingHttpHeaders, flags: number) => {
         if (frame["grpc-status"] === undefined) return;
@@ -86,6 +89,7 @@ async function rawCall(
       });
       stream.on("data", (chunk: Buffer) => {
         answer.dataBytes += chunk.length;
+        answer.body = Buffer.concat([answer.body, chunk]);
       });
       stream.on("close", () => resolve(answer));
       stream.on("error", reject);
@@ -167,12 +171,14 @@ describe("unary gRPC", () => {
 describe("unary gRPC, with implementations that misbehave", () => {
   const CHECK = "/grpc.health.v1.Health/Check";
   let check: (request: unknown, context: HandlerContext) => unknown = () => ({});
+  // The one interceptor installed, replaceable per test.
+  let intercept: Interceptor = (next) => next;
   let address = "";
   let server: http2.Http2Server;
   before(async () => {
     const serve = createGrpcUnaryServer(
       [{ service: Health, method: Health.method.check, impl: (request, context) => check(request, context) }],
-      { readMaxBytes: 1024, interceptors: [] },
+      { readMaxBytes: 1024, interceptors: [(next) => (req) => intercept(next)(req)] },
     );
     server = http2.createServer((req, res) => {
       if (!serve(req, res, () => createContextValues())) res.writeHead(404).end();
@@ -207,5 +213,26 @@ describe("unary gRPC, with implementations that misbehave", () => {
     };
     const answer = await rawCall(CHECK, envelope(new Uint8Array()), { "grpc-timeout": "8760H" }, address);
     assert.equal(answer.status, "0");
+  });
+
+  test("an interceptor's own request and response headers reach the implementation and the caller", async () => {
+    intercept = (next) => async (req) => {
+      const header = new Headers(req.header);
+      header.set("x-tenant-hint", "from-interceptor");
+      const res = await next({ ...req, header });
+      return { ...res, trailer: new Headers({ "x-served-by": "interceptor" }) };
+    };
+    try {
+      check = (_request, context) => ({
+        status: context.requestHeader.get("x-tenant-hint") === "from-interceptor" ? 1 : 2,
+      });
+      const answer = await rawCall(CHECK, envelope(new Uint8Array()), {}, address);
+      assert.equal(answer.status, "0");
+      assert.equal(answer.trailers?.["x-served-by"], "interceptor");
+      const reply = fromBinary(HealthCheckResponseSchema, answer.body.subarray(5));
+      assert.equal(reply.status, 1, "SERVING: the implementation saw the interceptor's header");
+    } finally {
+      intercept = (next) => next;
+    }
   });
 });

@@ -107,10 +107,13 @@ function withInterceptors(route: UnaryRoute, options: GrpcUnaryOptions): Prepare
   const innermostFirst = [...options.interceptors].reverse();
   return {
     ...route,
-    call(request, context) {
+    async call(request, context) {
+      let inner: UnaryResponse | undefined;
       let next: UnaryFn = async (req) => {
-        const output = await route.impl(req.message, context);
-        return {
+        // An interceptor that passed on a request of its own (other headers, signal or values)
+        // is seen by the implementation, as Connect's mergeRequest does.
+        const output = await route.impl(req.message, req === request ? context : merged(context, req));
+        inner = {
           stream: false,
           service: route.service,
           method: route.method,
@@ -125,11 +128,35 @@ function withInterceptors(route: UnaryRoute, options: GrpcUnaryOptions): Prepare
             ? output
             : create(route.method.output, output as Parameters<typeof create>[1]),
         };
+        return inner;
       };
       for (const interceptor of innermostFirst) next = interceptor(next as never) as UnaryFn;
-      return next(request);
+      const response = await next(request);
+      // An interceptor that answered with headers or trailers of its own: they are sent, as
+      // Connect's copyHeaders sends them.
+      if (response !== inner) {
+        replaceHeaders(response.header, context.responseHeader);
+        replaceHeaders(response.trailer, context.responseTrailer);
+      }
+      return response;
     },
   };
+}
+
+/** The context with an interceptor's request in place of the call's (Connect's mergeRequest). */
+function merged(context: HandlerContext, req: UnaryRequest): HandlerContext {
+  return Object.create(context, {
+    service: { value: req.service },
+    requestHeader: { value: req.header },
+    signal: { value: req.signal },
+    values: { value: req.contextValues },
+  }) as HandlerContext;
+}
+
+function replaceHeaders(from: Headers, to: Headers): void {
+  if (from === to) return;
+  for (const key of [...to.keys()]) to.delete(key);
+  from.forEach((value, key) => to.set(key, value));
 }
 
 /** HTTP/2 protobuf gRPC with no message compression: what Connect would also take as plain gRPC. */
