@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
@@ -91,8 +92,16 @@ async function rawCall(
         answer.dataBytes += chunk.length;
         answer.body = Buffer.concat([answer.body, chunk]);
       });
-      stream.on("close", () => resolve(answer));
-      stream.on("error", reject);
+      // A call the server leaves open fails the test rather than stalling the suite.
+      const timer = setTimeout(() => reject(new Error("no answer within 10 s")), 10_000);
+      stream.on("close", () => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
+      stream.on("error", (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
       stream.end(body);
     });
   } finally {
@@ -207,8 +216,9 @@ describe("unary gRPC, with implementations that misbehave", () => {
   });
 
   test("a grpc-timeout past setTimeout's range is no deadline, not one that has passed", async () => {
+    // Longer than the 1 ms that an overflowing setTimeout is clamped to.
     check = async () => {
-      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 30));
       return { status: 1 };
     };
     const answer = await rawCall(CHECK, envelope(new Uint8Array()), { "grpc-timeout": "8760H" }, address);
@@ -233,6 +243,44 @@ describe("unary gRPC, with implementations that misbehave", () => {
       assert.equal(reply.status, 1, "SERVING: the implementation saw the interceptor's header");
     } finally {
       intercept = (next) => next;
+    }
+  });
+
+  test("a trailer HTTP/2 refuses on a successful call resets the call, and the server lives on", async () => {
+    check = (_request, context) => {
+      context.responseTrailer.set("keep-alive", "timeout=5");
+      return { status: 1 };
+    };
+    await assert.rejects(rawCall(CHECK, envelope(new Uint8Array()), {}, address), /NGHTTP2_INTERNAL_ERROR/);
+    check = () => ({ status: 1 });
+    const answer = await rawCall(CHECK, envelope(new Uint8Array()), {}, address);
+    assert.equal(answer.status, "0");
+  });
+
+  test("a body that arrives after its deadline is DEADLINE_EXCEEDED, and the implementation never runs", async () => {
+    let ran = false;
+    check = () => {
+      ran = true;
+      return { status: 1 };
+    };
+    const session = http2.connect(`http://${address}`);
+    try {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": CHECK,
+        "content-type": "application/grpc",
+        te: "trailers",
+        "grpc-timeout": "50m",
+      });
+      const responded = once(stream, "response") as Promise<[http2.IncomingHttpHeaders]>;
+      // The body is sent only once the deadline has passed.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      stream.end(envelope(new Uint8Array()));
+      const [headers] = await responded;
+      assert.equal(headers["grpc-status"], "4");
+      assert.equal(ran, false);
+    } finally {
+      session.close();
     }
   });
 });

@@ -156,7 +156,7 @@ function merged(context: HandlerContext, req: UnaryRequest): HandlerContext {
 function replaceHeaders(from: Headers, to: Headers): void {
   if (from === to) return;
   for (const key of [...to.keys()]) to.delete(key);
-  from.forEach((value, key) => to.set(key, value));
+  for (const [key, value] of from) to.set(key, value);
 }
 
 /** HTTP/2 protobuf gRPC with no message compression: what Connect would also take as plain gRPC. */
@@ -189,6 +189,12 @@ async function serve(
     answerError(res, undefined, error);
     answered = true;
   };
+  // A body that came in after the deadline: the implementation is not started (an Emit would
+  // commit an event its caller is told failed).
+  if (deadline !== undefined && deadline <= Date.now()) {
+    giveUp(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+    return;
+  }
   const onClose = () => giveUp(new ConnectError(CANCELED, Code.Canceled));
   res.once("close", onClose);
   // A wait past setTimeout's range (about 24.8 days) would fire at once: no timer, as none is due.
@@ -231,9 +237,12 @@ async function serve(
     if (answered) return;
     const envelope = enveloped(route, response.message);
     answered = true;
+    const trailers = { ...trailerObject(context), "grpc-status": "0" };
     try {
+      // Node checks trailers only once the body is sent, where a refusal is an uncaught exception.
+      refuseConnectionHeaders(trailers);
       res.writeHead(200, responseHeaders(context));
-      res.addTrailers({ ...trailerObject(context), "grpc-status": "0" });
+      res.addTrailers(trailers);
       res.end(envelope);
     } catch {
       // Headers HTTP/2 refuses (set by an implementation): the call can only be reset.
@@ -270,6 +279,21 @@ function enveloped(route: PreparedRoute, message: UnaryResponse["message"]): Buf
   envelope.writeUInt32BE(output.length, 1);
   envelope.set(output, ENVELOPE_HEADER);
   return envelope;
+}
+
+// Connection-specific fields, which HTTP/2 forbids (RFC 9113, 8.2.2); te only as "trailers".
+const CONNECTION_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+function refuseConnectionHeaders(fields: Record<string, string>): void {
+  for (const [name, value] of Object.entries(fields))
+    if (CONNECTION_HEADERS.has(name) || (name === "te" && value !== "trailers"))
+      throw new Error(`HTTP/2 forbids the ${name} field`);
 }
 
 function responseHeaders(context: LazyContext | undefined): Record<string, string> {
