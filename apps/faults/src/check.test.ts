@@ -147,3 +147,31 @@ test("requests stranded by kills seconds apart are each charged to their own kil
   assert.equal(verdict.unrecorded, 40);
   assert.deepEqual(verdict.problems, []);
 });
+
+test("a request is matched only to the attempt that started in the second it was stamped with", () => {
+  // Attempt 1's request never arrived; attempts 2 and 3 reached the receiver at once and were
+  // answered, yet timed out. Matched by time alone, attempt 1 took attempt 2's request and attempt 2
+  // took attempt 3's: every attempt then looked 1.25 s late, as if the host had stalled.
+  const stamped = (arrivedAt: number, startedAt: number): Receipt => ({
+    ...receipt(arrivedAt, "answered", false),
+    stampedSecond: Math.floor(startedAt / 1000),
+  });
+  const verdict = verdictFor(
+    DeliveryStatus.FAILED,
+    [
+      attempt(1, 1_000_100, 1000, 0),
+      attempt(2, 1_001_350, 1000, 0),
+      attempt(3, 1_002_850, 1000, 0, DeliveryStatus.FAILED),
+    ],
+    [stamped(1_001_352, 1_001_350), stamped(1_002_852, 1_002_850)],
+  );
+  assert.deepEqual(verdict.problems, []);
+  assert.deepEqual(
+    verdict.failures[0]?.attempts.map(({ row, request }) => [row.attemptNumber, request?.arrivedAt]),
+    [
+      [1, undefined],
+      [2, 1_001_352],
+      [3, 1_002_852],
+    ],
+  );
+});

@@ -161,7 +161,10 @@ function nearestFault(faults: readonly Fault[], at: number, windowMs: number): F
 }
 
 /**
- * Pairs each attempt row with the request it made; what is left over was never recorded. Rows
+ * Pairs each attempt row with the request it made; what is left over was never recorded. A
+ * request carries the second its attempt started (webhook-timestamp), and only a row that started
+ * in that second can take it: without that, a timed-out attempt whose request never arrived took
+ * the next attempt's, and each later one the next again, so every attempt looked late. Rows
  * with a status go first: only a request answered with that status fits them, while a row that
  * saw no status fits any request in its window. Taken in attempt order instead, a timed-out
  * attempt whose request reached a starved receiver after the next attempt's (seen under load: 1.7 s
@@ -180,6 +183,7 @@ function match(rows: readonly Attempt[], receipts: readonly Receipt[]) {
     const found = receipts.find(
       (r) =>
         !used.has(r) &&
+        (r.stampedSecond === undefined || r.stampedSecond === Math.floor(start / 1000)) &&
         r.arrivedAt >= start - EARLY_SLACK_MS &&
         r.arrivedAt <=
           start + row.durationMs + (row.responseStatus === 0 ? UNANSWERED_LATE_SLACK_MS : LATE_SLACK_MS) &&

@@ -39,15 +39,18 @@ const STALLED_MS = 300;
 
 /**
  * Every attempt met a misbehaving answer, or missed the deadline on a stalled host: the receiver
- * saw its request only after a stall, or never (the sender gave up before it could write it).
+ * saw its request only after a stall, or never (the sender gave up before it could write it), or
+ * got its answer out (at most 180 ms of delay) only after the deadline had passed. What is not
+ * excused: a healthy answer the receiver sent in time that the sender still timed out on.
  */
 function failedOnlyByFaultsAndStalls(failure: FailedDelivery): boolean {
-  return failure.attempts.every(
-    ({ row, request }) =>
-      request?.faulted === true ||
-      (row.error === timeoutText(TIMEOUT_MS) &&
-        (request === undefined || request.arrivedAt - ms(row.startedAt) >= STALLED_MS)),
-  );
+  return failure.attempts.every(({ row, request }) => {
+    if (request?.faulted === true) return true;
+    if (row.error !== timeoutText(TIMEOUT_MS)) return false;
+    if (request === undefined) return true;
+    const start = ms(row.startedAt);
+    return request.arrivedAt - start >= STALLED_MS || request.doneAt - start >= TIMEOUT_MS;
+  });
 }
 
 test(`the receiver cuts connections mid-body and answers slowly under load (${kind})`, async () => {
@@ -76,10 +79,11 @@ test(`the receiver cuts connections mid-body and answers slowly under load (${ki
     assert.equal(verdict.unrecorded, 0);
     // Two misbehaving answers never exhaust five attempts: only healthy answers that missed the
     // deadline can add to them, and a healthy answer misses it only when the host stalls. CI has
-    // seen 27 of 2,000 deliveries fail so, with four scenarios on two cores: every healthy attempt
-    // of theirs reached the receiver 0.9 to 5.6 s after it started. So a failure must show that
-    // stall in every healthy attempt; one answered in time, or cut or refused other than on
-    // purpose, is Hookline's fault. Past 5% of deliveries, something systematic is wrong.
+    // seen 27 of 2,000 deliveries (1.35%) fail so, with four scenarios on two cores: every healthy
+    // attempt of theirs reached the receiver 0.9 to 5.6 s after it started. So a failure must show
+    // a stall in every healthy attempt, and more than 2.5% failing is more than stalls explain.
+    // The bound is the only guard against a fault of Hookline's that holds requests back before
+    // they go out (a stuck connection pool looks like a stall to the receiver), which fails more.
     const unexplained = verdict.failures.filter((f) => !failedOnlyByFaultsAndStalls(f));
     assert.deepEqual(
       unexplained.map(describeFailure),
@@ -87,7 +91,7 @@ test(`the receiver cuts connections mid-body and answers slowly under load (${ki
       "a delivery failed for no fault of the receiver's or the host's",
     );
     assert.ok(
-      verdict.failed <= verdict.deliveries / 20,
+      verdict.failed <= verdict.deliveries / 40,
       `${verdict.failed} of ${verdict.deliveries} deliveries failed: more than host stalls explain`,
     );
     const faulted = run.receiver.receipts.filter((r) => r.faulted).length;

@@ -19,6 +19,11 @@ export interface Receipt {
   outcome: "answered" | "cut" | "aborted";
   /** The receiver misbehaved on purpose (cut, or slower than the delivery deadline). */
   faulted: boolean;
+  /**
+   * The webhook-timestamp the sender stamped: the second its attempt started. It ties a request
+   * to its attempt row exactly, where arrival times can be seconds late on a starved machine.
+   */
+  stampedSecond?: number;
 }
 
 /** How to treat one request: answer (maybe late), or close the connection mid-body. */
@@ -64,6 +69,8 @@ export async function startFaultReceiver(behaviour: Behaviour = fast): Promise<F
       outcome: "aborted",
       faulted: false,
     };
+    const stamped = Number(req.headers["webhook-timestamp"]);
+    if (Number.isInteger(stamped)) receipt.stampedSecond = stamped;
     receipts.push(receipt);
     total += 1;
     const now = (current.get(endpointId) ?? 0) + 1;
