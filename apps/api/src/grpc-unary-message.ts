@@ -16,20 +16,27 @@ export function readUnaryMessage(req: http2.Http2ServerRequest, readMaxBytes: nu
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const refuse = (message: string) => {
+      req.removeAllListeners("data");
+      req.resume();
+      reject(new ConnectError(message, Code.ResourceExhausted));
+    };
     req.on("data", (chunk: Buffer) => {
+      const before = size;
       size += chunk.length;
-      if (size > readMaxBytes + ENVELOPE_HEADER) {
-        req.removeAllListeners("data");
-        req.resume();
-        reject(
-          new ConnectError(
-            `message size is larger than configured readMaxBytes ${readMaxBytes}`,
-            Code.ResourceExhausted,
-          ),
-        );
-        return;
-      }
       chunks.push(chunk);
+      // As soon as the envelope's length is in, as Connect does: a client declaring more than the
+      // limit is refused before it sends the rest.
+      if (before < ENVELOPE_HEADER && size >= ENVELOPE_HEADER) {
+        const head = chunks.length === 1 ? chunk : Buffer.concat(chunks, size);
+        const length = head.readUInt32BE(1);
+        if (length > readMaxBytes) {
+          refuse(`message size ${length} is larger than configured readMaxBytes ${readMaxBytes}`);
+          return;
+        }
+      }
+      if (size > readMaxBytes + ENVELOPE_HEADER)
+        refuse(`message size is larger than configured readMaxBytes ${readMaxBytes}`);
     });
     req.once("error", reject);
     req.once("aborted", () => reject(new ConnectError(CANCELED, Code.Canceled)));

@@ -283,4 +283,31 @@ describe("unary gRPC, with implementations that misbehave", () => {
       session.close();
     }
   });
+
+  test("a message declaring more than the limit is refused from its length, before the rest is sent", {
+    timeout: 10_000,
+  }, async () => {
+    const session = http2.connect(`http://${address}`);
+    try {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": CHECK,
+        "content-type": "application/grpc",
+        te: "trailers",
+      });
+      const responded = once(stream, "response") as Promise<[http2.IncomingHttpHeaders]>;
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(4_000_000_000, 1);
+      stream.write(prefix); // and nothing more: the stream stays open
+      const [headers] = await responded;
+      assert.equal(headers["grpc-status"], "8");
+      assert.match(
+        String(headers["grpc-message"]),
+        /message size 4000000000 is larger than configured readMaxBytes 1024/,
+      );
+      stream.close();
+    } finally {
+      session.close();
+    }
+  });
 });
