@@ -197,6 +197,20 @@ describe("unary gRPC, with implementations that misbehave", () => {
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
+  /** A Check call left open, for tests that send its body late or in part. */
+  const openCheck = (headers: http2.OutgoingHttpHeaders = {}) => {
+    const session = http2.connect(`http://${address}`);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": CHECK,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...headers,
+    });
+    const responded = once(stream, "response") as Promise<[http2.IncomingHttpHeaders]>;
+    return { session, stream, responded };
+  };
+
   test("a response that cannot be serialized is INTERNAL, not a call left open", async () => {
     check = () => ({ status: 1.5 }); // not an int32
     const answer = await rawCall(CHECK, envelope(new Uint8Array()), {}, address);
@@ -263,16 +277,8 @@ describe("unary gRPC, with implementations that misbehave", () => {
       ran = true;
       return { status: 1 };
     };
-    const session = http2.connect(`http://${address}`);
+    const { session, stream, responded } = openCheck({ "grpc-timeout": "50m" });
     try {
-      const stream = session.request({
-        ":method": "POST",
-        ":path": CHECK,
-        "content-type": "application/grpc",
-        te: "trailers",
-        "grpc-timeout": "50m",
-      });
-      const responded = once(stream, "response") as Promise<[http2.IncomingHttpHeaders]>;
       // The body is sent only once the deadline has passed.
       await new Promise((resolve) => setTimeout(resolve, 150));
       stream.end(envelope(new Uint8Array()));
@@ -287,15 +293,8 @@ describe("unary gRPC, with implementations that misbehave", () => {
   test("a message declaring more than the limit is refused from its length, before the rest is sent", {
     timeout: 10_000,
   }, async () => {
-    const session = http2.connect(`http://${address}`);
+    const { session, stream, responded } = openCheck();
     try {
-      const stream = session.request({
-        ":method": "POST",
-        ":path": CHECK,
-        "content-type": "application/grpc",
-        te: "trailers",
-      });
-      const responded = once(stream, "response") as Promise<[http2.IncomingHttpHeaders]>;
       const prefix = Buffer.alloc(5);
       prefix.writeUInt32BE(4_000_000_000, 1);
       stream.write(prefix); // and nothing more: the stream stays open
