@@ -2,7 +2,7 @@ import type http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 
 /** Bytes before a gRPC message: its flags, then its length. */
-export const ENVELOPE_HEADER = 5;
+const ENVELOPE_HEADER = 5;
 const COMPRESSED_FLAG = 0b1;
 
 /** What a client that went away mid-call is told, should anything still reach it. */

@@ -16,9 +16,10 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { parseTimeout } from "@connectrpc/connect/protocol-grpc";
 import { handlerContext, type LazyContext } from "./grpc-unary-context.js";
-import { CANCELED, ENVELOPE_HEADER, readUnaryMessage } from "./grpc-unary-message.js";
+import { CANCELED, readUnaryMessage } from "./grpc-unary-message.js";
 import { asInvalidBody } from "./invalid-body.js";
 import { grpcStatusHeaders } from "./rejection.js";
 
@@ -192,7 +193,7 @@ async function serve(
   // A body that came in after the deadline: the implementation is not started (an Emit would
   // commit an event its caller is told failed).
   if (deadline !== undefined && deadline <= Date.now()) {
-    giveUp(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+    giveUp(deadlineExceeded());
     return;
   }
   const onClose = () => giveUp(new ConnectError(CANCELED, Code.Canceled));
@@ -202,7 +203,7 @@ async function serve(
   const timer =
     waitMs === undefined || waitMs > MAX_TIMER_MS
       ? undefined
-      : setTimeout(() => giveUp(new ConnectError("the operation timed out", Code.DeadlineExceeded)), waitMs);
+      : setTimeout(() => giveUp(deadlineExceeded()), waitMs);
   const context = handlerContext(route, req, values, abort.signal, deadline);
   try {
     let input: UnaryRequest["message"];
@@ -263,8 +264,11 @@ async function serve(
   }
 }
 
+/** What Connect answers when a call's grpc-timeout passes. */
+const deadlineExceeded = () => new ConnectError("the operation timed out", Code.DeadlineExceeded);
+
 /** The response message, serialized and enveloped; a message that cannot be is INTERNAL, as in Connect. */
-function enveloped(route: PreparedRoute, message: UnaryResponse["message"]): Buffer {
+function enveloped(route: PreparedRoute, message: UnaryResponse["message"]): Uint8Array {
   let output: Uint8Array;
   try {
     output = toBinary(route.method.output, message as never);
@@ -274,11 +278,7 @@ function enveloped(route: PreparedRoute, message: UnaryResponse["message"]): Buf
       Code.Internal,
     );
   }
-  const envelope = Buffer.allocUnsafe(ENVELOPE_HEADER + output.length);
-  envelope[0] = 0;
-  envelope.writeUInt32BE(output.length, 1);
-  envelope.set(output, ENVELOPE_HEADER);
-  return envelope;
+  return encodeEnvelope(0, output);
 }
 
 // Connection-specific fields, which HTTP/2 forbids (RFC 9113, 8.2.2); te only as "trailers".
