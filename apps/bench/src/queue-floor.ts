@@ -28,7 +28,7 @@ export interface QueueFloor {
 
 /**
  * BullMQ alone on Redis, driven by Hookline's own queue code: jobs added through DeliveryProducer
- * (the options, priorities and batched FlowProducer.addBulk every Emit uses, `inFlight` callers of
+ * (the options, priorities and batched adds every Emit uses: Queue.addBulk per queue, `inFlight` callers of
  * one job per endpoint at a time, as Emits are), then taken by DeliveryConsumer (a Worker per
  * endpoint queue, the worker's lock settings) with a processor that does nothing. No HTTP, no
  * store: since the design adds one BullMQ job per delivery, this is a floor under what every
