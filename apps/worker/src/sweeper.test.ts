@@ -7,14 +7,18 @@ import { type SweeperStore, sweepOnce } from "./sweeper.js";
 // A fake of our own SweeperStore and producer: no servers, milliseconds.
 const NOW = Date.parse("2026-01-01T00:00:00Z");
 
-function harness(overdue: OverdueDelivery[], queued: Set<string>, locked = false) {
+/** overdue: what each pass of a sweep reads (the last one for any pass beyond). */
+function harness(overdue: OverdueDelivery[] | OverdueDelivery[][], queued: Set<string>, locked = false) {
+  const passes = Array.isArray(overdue[0])
+    ? (overdue as OverdueDelivery[][])
+    : [overdue as OverdueDelivery[]];
   const asked: { dueBefore: Date; limit: number }[] = [];
   const enqueued: EnqueueItem[] = [];
   const store: SweeperStore = {
     exclusively: async (fn) => (locked ? undefined : fn()),
     findOverdue: async (dueBefore, limit) => {
       asked.push({ dueBefore, limit });
-      return overdue;
+      return passes[Math.min(asked.length, passes.length) - 1] ?? [];
     },
   };
   const producer = {
@@ -24,7 +28,11 @@ function harness(overdue: OverdueDelivery[], queued: Set<string>, locked = false
       enqueued.push(...items);
     },
   };
-  return { deps: { store, producer, now: () => NOW, graceMs: 30_000, batchSize: 10 }, asked, enqueued };
+  return {
+    deps: { store, producer, now: () => NOW, graceMs: 30_000, batchSize: 10, confirmAfterMs: 0 },
+    asked,
+    enqueued,
+  };
 }
 
 const delivery = (id: string, attemptCount: number): OverdueDelivery => ({
@@ -39,8 +47,8 @@ test("the sweeper re-enqueues the due attempt of overdue deliveries that have no
   assert.equal(await sweepOnce(h.deps), 2);
   assert.deepEqual(
     h.asked,
-    [{ dueBefore: new Date(NOW - 30_000), limit: 10 }],
-    "grace and batch size applied",
+    [1, 2].map(() => ({ dueBefore: new Date(NOW - 30_000), limit: 10 })),
+    "grace and batch size applied, and read again to confirm",
   );
   assert.deepEqual(h.enqueued, [
     { deliveryId: "a", tenantId: "t", endpointId: "ep", attemptNumber: 1 },
@@ -58,5 +66,29 @@ test("while another process sweeps, this one reads nothing and answers undefined
   const h = harness([delivery("a", 0)], new Set(), true);
   assert.equal(await sweepOnce(h.deps), undefined);
   assert.deepEqual(h.asked, []);
+  assert.deepEqual(h.enqueued, []);
+});
+
+test("a delivery whose attempt is recorded, or gets a job, before the sweep confirms it is left alone", async () => {
+  // Between a job's end and its record landing, an answered attempt looks stranded.
+  const queued = new Set<string>();
+  const h = harness(
+    [
+      [delivery("a", 0), delivery("b", 0), delivery("c", 0)],
+      [delivery("a", 1), delivery("c", 0)], // a's attempt 1 was recorded; b was delivered
+    ],
+    queued,
+  );
+  const producer = h.deps.producer;
+  let checks = 0;
+  h.deps.producer = {
+    ...producer,
+    hasJob: async (endpoint, id, attemptNumber) => {
+      checks += 1;
+      if (checks === 4) queued.add("c#1"); // c's job is added between the two passes
+      return producer.hasJob(endpoint, id, attemptNumber);
+    },
+  };
+  assert.equal(await sweepOnce(h.deps), 0);
   assert.deepEqual(h.enqueued, []);
 });

@@ -59,6 +59,12 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
+/**
+ * A delivery the sweeper finds with no job is put back if it is still so this much later: an
+ * attempt is recorded within milliseconds of its job's end on a healthy store.
+ */
+const SWEEP_CONFIRM_AFTER_MS = 1000;
+
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const now = deps.now ?? Date.now;
   const log = deps.log ?? SILENT;
@@ -145,6 +151,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       producer: deps.producer,
       now,
       graceMs: deps.sweeper.graceMs,
+      confirmAfterMs: SWEEP_CONFIRM_AFTER_MS,
     });
     if (count) {
       deps.metrics?.sweeperReenqueued.inc(count);
