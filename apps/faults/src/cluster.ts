@@ -122,7 +122,10 @@ export async function runCluster(spec: ClusterSpec): Promise<{ run: ClusterRun; 
       faults: run.faults,
       windowMs:
         Number(deployment.env.HOOKLINE_DELIVERY_TIMEOUT_MS ?? FAST_ENV.HOOKLINE_DELIVERY_TIMEOUT_MS) + 1000,
-      inFlightBound: endpoints.length * endpointCap(deployment.env),
+      // A fault repeats the requests in flight (each endpoint's cap at most) and the answered
+      // attempts whose record had not landed: a job ends at the answer and its record follows it
+      // (apps/worker/src/deferred-writes.ts), which at these rates is about one more per slot.
+      inFlightBound: 2 * endpoints.length * endpointCap(deployment.env),
       // A process that dies leaves its jobs to BullMQ's stalled-job check: up to two minutes.
       settleTimeoutMs: spec.settleTimeoutMs ?? 150_000,
     });

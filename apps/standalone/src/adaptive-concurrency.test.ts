@@ -70,9 +70,8 @@ test("a receiver that slows down above 8 in flight: the limit climbs past the ol
   const { limits, held } = await readings("slows", receiver, 40);
   const seen = `limits read: ${limits.join(" ")}; receiver held: ${held.join(" ")}`;
   t.diagnostic(seen);
-  // The limit counts attempts from job start to recorded result, the receiver only the requests:
-  // a limit of 10 holds it at about 8 when answers take 100 ms; the limiter probes one above now
-  // and then.
+  // The limit counts attempts from job start to the answer (loading the delivery, then the
+  // request), the receiver only the requests; the limiter probes one above now and then.
   assert.ok(median(limits) >= 6 && median(limits) <= 12, seen);
   assert.ok(median(held) >= 5 && median(held) <= 9, seen);
 

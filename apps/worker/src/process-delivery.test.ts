@@ -47,6 +47,8 @@ function harness(delivery: DeliveryWork | undefined, answer: AttemptOutcome) {
     cancel: async (id) => {
       cancelled.push(id);
     },
+    // As a worker with too many writes pending runs them: before the job ends.
+    afterAnswer: (writes) => writes(),
     producer: {
       enqueue: async (items) => {
         enqueued.push(...items);
@@ -177,4 +179,29 @@ test("an attempt already recorded elsewhere schedules no second retry", async ()
   h.deps.recordAttempt = async () => undefined;
   await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
   assert.deepEqual(h.enqueued, []);
+});
+
+test("the job ends once the endpoint has answered; recording and the next job follow it", async () => {
+  const h = harness(work(), unavailable);
+  const deferred: (() => Promise<void>)[] = [];
+  h.deps.afterAnswer = async (writes) => {
+    deferred.push(writes);
+  };
+  const outcome = await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
+  assert.equal(outcome?.kind === "response" && outcome.status, 503);
+  assert.deepEqual([h.posted.length, h.recorded.length, h.enqueued.length], [1, 0, 0]);
+  await deferred[0]?.();
+  assert.equal(h.recorded[0]?.attemptNumber, 1);
+  assert.deepEqual(h.enqueued, [
+    { deliveryId: "dlv_1", tenantId: "t", endpointId: "ep", attemptNumber: 2, dueAt: NOW + 5000 },
+  ]);
+});
+
+test("a 410 is recorded before the job ends, so the endpoint's next deliveries find it disabled", async () => {
+  const h = harness(work(), gone);
+  h.deps.afterAnswer = async () => {
+    throw new Error("a 410's writes are not deferred");
+  };
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
+  assert.equal(h.recorded[0]?.disableEndpointReason, "the endpoint answered 410 Gone");
 });

@@ -16,6 +16,11 @@ export interface DeliveryDeps {
   /** Resolves to the attempt id, or undefined when this attempt was already recorded elsewhere. */
   recordAttempt(result: AttemptResult): Promise<string | undefined>;
   cancel(deliveryId: string): Promise<void>;
+  /**
+   * Runs the writes that follow an answer (recording the attempt, queuing the next): the worker
+   * defers them, so the job ends when the endpoint has answered (see DeferredWrites).
+   */
+  afterAnswer(writes: () => Promise<void>): Promise<void>;
   producer: Pick<DeliveryProducer, "enqueue">;
   http: HttpClient;
   retry: RetryPolicy;
@@ -84,13 +89,26 @@ export async function processDelivery(
     trigger: job.manual ? "manual" : "scheduled",
     ...(verdict === "gone" && { disableEndpointReason: "the endpoint answered 410 Gone" }),
   };
-  const recorded = await deps.recordAttempt(result);
-  if (recorded !== undefined && nextAttemptAt !== undefined)
-    await scheduleAttempt(deps, work, due + 1, nextAttemptAt);
+  // The writes may run after the job: they keep the delivery's ids, not its payload.
+  const delivery = { id: work.id, tenantId: work.tenantId, endpointId: work.endpointId };
+  const writes = async () => {
+    const recorded = await deps.recordAttempt(result);
+    if (recorded !== undefined && nextAttemptAt !== undefined)
+      await scheduleAttempt(deps, delivery, due + 1, nextAttemptAt);
+  };
+  // A 410 disables the endpoint in the same write: the job waits for it, so the endpoint's next
+  // deliveries find it disabled and are cancelled without a request.
+  if (verdict === "gone") await writes();
+  else await deps.afterAnswer(writes);
   return outcome;
 }
 
-function scheduleAttempt(deps: DeliveryDeps, work: DeliveryWork, attemptNumber: number, dueAt?: number) {
+function scheduleAttempt(
+  deps: DeliveryDeps,
+  work: Pick<DeliveryWork, "id" | "tenantId" | "endpointId">,
+  attemptNumber: number,
+  dueAt?: number,
+) {
   return deps.producer.enqueue([
     {
       deliveryId: work.id,

@@ -13,6 +13,7 @@ import {
   type StoreDb,
 } from "@hookline/store";
 import { AdaptiveConcurrency } from "./adaptive-concurrency.js";
+import { DeferredWrites } from "./deferred-writes.js";
 import { watchDemand } from "./demand.js";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
 import { oneAtATime } from "./one-at-a-time.js";
@@ -60,6 +61,13 @@ export interface RunningWorker {
 }
 
 /**
+ * Answers whose writes may be pending after their jobs have finished: one record batch (the
+ * recorder's largest). More would only wait in memory behind the store.
+ */
+const DEFERRED_WRITES_MAX = 256;
+/** After writes failed, jobs wait for their own this long (see DeferredWrites). */
+const INLINE_AFTER_FAILURE_MS = 10_000;
+/**
  * A delivery the sweeper finds with no job is put back if it is still so this much later: an
  * attempt is recorded within milliseconds of its job's end on a healthy store.
  */
@@ -80,6 +88,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     if (ids.some((id) => id !== undefined)) deps.attemptsRecorded?.publish();
     if (deps.metrics) countRecorded(deps.metrics, results, ids);
     return ids;
+  });
+  const deferred = new DeferredWrites({
+    max: DEFERRED_WRITES_MAX,
+    inlineAfterFailureMs: INLINE_AFTER_FAILURE_MS,
+    onError: (error, job) =>
+      log.warn("writes after an attempt failed; the sweeper puts the delivery back on its queue", {
+        ...job,
+        error: error.message,
+      }),
+    now,
   });
   // The limits learn from the consumer's attempts and hand it their changes (it is built next).
   const adaptive: AdaptiveConcurrency = new AdaptiveConcurrency({
@@ -102,6 +120,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             cancel: async (id) => {
               await cancelDeliveries(deps.db, [id], new Date(now()));
             },
+            afterAnswer: (writes) => deferred.run({ queue, deliveryId: job.deliveryId }, writes),
             producer: deps.producer,
             http: deps.http,
             retry: deps.retry,
@@ -121,6 +140,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       // webhook-id), the attempt log once. Worth a line, since it explains a duplicate.
       onStalled: (jobId, queue) =>
         log.warn("delivery job stalled (its lock lapsed); it runs again", { queue, jobId }),
+      writesPending: (queue) => deferred.hasPending(queue),
       onJobFailed: (jobId, error, queue) =>
         log.warn("delivery job failed on our side; BullMQ runs it again", {
           queue,
@@ -199,6 +219,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         demand.close();
         adaptive.close();
         await consumer.close();
+        await deferred.drain();
       })();
       return closed;
     },

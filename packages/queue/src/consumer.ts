@@ -36,6 +36,11 @@ export interface ConsumerOptions {
    * endpoint. BullMQ runs it again after a backoff, so an attempt it had sent may be sent twice.
    */
   onJobFailed?: (jobId: string, error: Error, queueName: string) => void;
+  /**
+   * True while writes that follow this queue's finished jobs are pending (the worker records an
+   * attempt after its job ends): its overdue deliveries are those, not a stalled job's.
+   */
+  writesPending?: (queueName: string) => boolean;
   now?: () => number;
 }
 
@@ -99,7 +104,12 @@ export class DeliveryConsumer {
         } else this.addLater(item);
         // Overdue, yet nothing for us to take: its job is active elsewhere, maybe in a dead
         // worker. Stay open long enough for BullMQ's stalled check (two passes) to free it.
-        if (open.drained && open.inFlight === 0 && item.dueAt < now - OPEN_AHEAD_MS)
+        if (
+          open.drained &&
+          open.inFlight === 0 &&
+          item.dueAt < now - OPEN_AHEAD_MS &&
+          !this.options.writesPending?.(item.queue)
+        )
           open.stalledWatchUntil = Math.max(open.stalledWatchUntil, now + this.options.stalledAfterMs * 1.5);
         continue;
       }

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { DeliveryStatus } from "@hookline/contracts";
+import { eventually, readTestSettings } from "@hookline/testkit";
+import { sql } from "kysely";
+import { attemptsOf, finalDeliveries, sharedTestService } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
+// Sweeps by hand: a held record must not be taken for a stranded delivery by a timer's sweep.
+const shared = sharedTestService(settings, { HOOKLINE_SWEEP_INTERVAL: "1h", HOOKLINE_SWEEP_GRACE: "0ms" });
+
+test("an endpoint held to one in flight gets its next delivery while the last answer is still being recorded", {
+  skip:
+    settings.kind !== "servers" &&
+    "needs a second PostgreSQL session to hold the attempt log (embedded, one PGlite session runs every statement)",
+}, async () => {
+  const { svc } = shared;
+  const receiver = await shared.receiver();
+  await svc.endpoints.createEndpoint({ tenantId: "held", id: "ep", url: receiver.url, maxInFlight: 1 });
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked = () => {};
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  // A transaction of our own holds inserts into the attempt log (SHARE lets reads through).
+  const holding = svc.service.infra.store.db.transaction().execute(async (trx) => {
+    await sql`lock table hookline.attempts in share mode`.execute(trx);
+    locked();
+    await released;
+  });
+  try {
+    await isLocked;
+    for (const n of [1, 2, 3])
+      await svc.emit.emit({ tenantId: "held", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
+    // With the slot held until the attempt was recorded, the first request was the only one.
+    await receiver.waitForRequests(3);
+    const { attempts } = await svc.log.listAttempts({ tenantId: "held", pageSize: 10 });
+    assert.equal(attempts.length, 0, "the three answers are still waiting to be recorded");
+  } finally {
+    release();
+    await holding;
+  }
+  for (const n of [1, 2, 3]) {
+    const [delivery] = await finalDeliveries(svc, "held", `e${n}`);
+    assert.equal(delivery?.status, DeliveryStatus.DELIVERED);
+    assert.deepEqual(
+      (await attemptsOf(svc, "held", `e${n}`)).map((a) => [a.attemptNumber, a.responseStatus]),
+      [[1, 200]],
+    );
+  }
+  assert.equal(receiver.requests.length, 3, "each delivery was sent once");
+});
+
+test("an attempt whose record fails is made again by the sweeper, and the log holds it once", async () => {
+  const { svc } = shared;
+  const db = svc.service.infra.store.db;
+  // The store refuses this tenant's first attempt row, as a failing database would.
+  await sql`create sequence hookline.test_refused_rows`.execute(db);
+  await sql`
+    create function hookline.test_refuse_first_row() returns trigger language plpgsql as $$
+    begin
+      if new.tenant_id = 'refused' then
+        if nextval('hookline.test_refused_rows') = 1 then
+          raise exception 'attempt row refused (test)';
+        end if;
+      end if;
+      return new;
+    end $$`.execute(db);
+  await sql`
+    create trigger test_refuse_first_row before insert on hookline.attempts
+    for each row execute function hookline.test_refuse_first_row()`.execute(db);
+  const receiver = await shared.receiver();
+  await svc.endpoints.createEndpoint({ tenantId: "refused", id: "ep", url: receiver.url });
+  await svc.emit.emit({ tenantId: "refused", eventId: "e", eventType: "x", dataJson: "{}" });
+  await receiver.waitForRequests(1);
+  await eventually(
+    async () => svc.logLines.filter((line) => line.includes("attempt row refused (test)")),
+    (lines) => lines.length > 0,
+  );
+
+  // Its job is gone (once BullMQ has removed it) and the delivery pending: stranded, as if the
+  // worker had died after the request. A sweep puts it back.
+  await eventually(
+    () => svc.service.worker.sweep(),
+    (count) => count === 1,
+  );
+  const [delivery] = await finalDeliveries(svc, "refused", "e");
+  assert.equal(delivery?.status, DeliveryStatus.DELIVERED);
+  const [first, second] = receiver.requests;
+  assert.equal(receiver.requests.length, 2, "sent again once");
+  assert.equal(second?.headers["webhook-id"], first?.headers["webhook-id"], "the same webhook-id");
+  assert.deepEqual(
+    (await attemptsOf(svc, "refused", "e")).map((a) => [a.attemptNumber, a.responseStatus]),
+    [[1, 200]],
+    "one attempt in the log",
+  );
+});
