@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DeliveryStatus } from "@hookline/contracts";
-import { readTestSettings } from "@hookline/testkit";
+import { eventually, readTestSettings } from "@hookline/testkit";
 import { attemptsOf, sharedTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
@@ -25,28 +25,26 @@ test("a hanging endpoint holds only its own concurrency: healthy deliveries fini
     await shared.svc.emit.emit({ tenantId: "iso", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
   }
   await Promise.all(healthy.map((r) => r.waitForRequests(3)));
-  const healthyAttempts = [];
-  for (const n of [1, 2, 3]) {
-    for (const id of ["ok-1", "ok-2"]) {
-      const attempts = await attemptsOf(shared.svc, "iso", `e${n}`, id);
-      healthyAttempts.push(...attempts);
-    }
-  }
-  const firstTimeout = await (async () => {
-    const all = [];
-    for (const n of [1, 2, 3]) all.push(...(await attemptsOf(shared.svc, "iso", `e${n}`, "dead")));
-    return all;
-  })();
+  // An attempt is recorded just after its answer, so the last ones may still be on their way.
+  const healthyAttempts = await eventually(
+    async () => {
+      const all = [];
+      for (const n of [1, 2, 3])
+        for (const id of ["ok-1", "ok-2"]) all.push(...(await attemptsOf(shared.svc, "iso", `e${n}`, id)));
+      return all;
+    },
+    (all) => all.length >= 6,
+    { everyMs: 5 },
+  );
   assert.equal(healthyAttempts.length, 6);
   assert.ok(healthyAttempts.every((a) => a.deliveryStatus === DeliveryStatus.DELIVERED));
-  // Every healthy delivery was recorded before any of the hanging endpoint's attempts timed out.
-  assert.equal(firstTimeout.length, 0, "no timeout recorded yet when the healthy ones were all done");
   const lastHealthyEnd = Math.max(...healthyAttempts.map((a) => millis(a.startedAt) + a.durationMs));
   const firstHang = Math.min(...hanging.requests.map((r) => r.receivedAt));
   assert.ok(
     lastHealthyEnd < firstHang + 1000,
     `healthy done ${lastHealthyEnd - firstHang} ms after the first hang`,
   );
-  // Only two of the hanging endpoint's deliveries were in flight: its cap, not everyone's.
-  assert.equal(hanging.requests.length, 2);
+  // Only two of the hanging endpoint's deliveries were in flight before its first timeout freed
+  // a slot: its cap, not everyone's.
+  assert.equal(hanging.requests.filter((r) => r.receivedAt < firstHang + 1000).length, 2);
 });
