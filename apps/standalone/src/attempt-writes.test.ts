@@ -39,6 +39,13 @@ test("an endpoint held to one in flight gets its next delivery while the last an
     await receiver.waitForRequests(3);
     const { attempts } = await svc.log.listAttempts({ tenantId: "held", pageSize: 10 });
     assert.equal(attempts.length, 0, "the three answers are still waiting to be recorded");
+    // A look for due work now finds the three overdue with nothing in flight: that is their
+    // writes, not a stalled job, so the queue is not held open for BullMQ's stalled check.
+    await eventually(
+      async () => Date.now(),
+      (now) => now > (receiver.requests[0]?.receivedAt ?? 0) + 300,
+    );
+    await svc.service.worker.discover();
   } finally {
     release();
     await holding;
@@ -52,6 +59,12 @@ test("an endpoint held to one in flight gets its next delivery while the last an
     );
   }
   assert.equal(receiver.requests.length, 3, "each delivery was sent once");
+  // Idle for HOOKLINE_QUEUE_IDLE (2 s), the queue closes; a stalled check would hold it 22 s.
+  await eventually(
+    async () => svc.service.worker.openQueues,
+    (open) => open === 0,
+    { timeoutMs: 10_000 },
+  );
 });
 
 test("an attempt whose record fails is made again by the sweeper, and the log holds it once", async () => {
