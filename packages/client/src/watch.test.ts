@@ -130,10 +130,8 @@ test(`a watch resumes after a cut connection with no gap and no duplicate (${kin
     watch.seen.map((a) => a.id),
     await allAttemptIds(direct, tenantId),
   );
-  assert.deepEqual(
-    watch.seen.map((a) => a.eventId),
-    ["e1", "e2", "e3", "e4", "e5", "e6"],
-  );
+  // Events emitted back to back can be in flight at once, and recorded in either order.
+  assert.deepEqual(watch.seen.map((a) => a.eventId).sort(), ["e1", "e2", "e3", "e4", "e5", "e6"]);
   assert.ok(watch.reconnects.length >= 1, "the watch reconnected");
   assert.equal(watch.reconnects[0]?.afterAttemptId, watch.seen[2]?.id);
 });
@@ -158,10 +156,8 @@ test(`a watch follows the service through a restart on the same data (${kind})`,
   } finally {
     await watch.stop().finally(() => client.close());
   }
-  assert.deepEqual(
-    watch.seen.map((a) => a.eventId),
-    ["e1", "e2", "e3", "e4"],
-  );
+  // e3 and e4 can be in flight at once after the restart, and recorded in either order.
+  assert.deepEqual(watch.seen.map((a) => a.eventId).sort(), ["e1", "e2", "e3", "e4"]);
   assert.deepEqual(
     watch.seen.map((a) => a.id),
     await allAttemptIds(direct, tenantId),
