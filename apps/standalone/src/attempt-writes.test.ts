@@ -7,6 +7,14 @@ import { attemptsOf, finalDeliveries, sharedTestService } from "./test-helpers.j
 
 const settings = readTestSettings(process.env);
 // Sweeps by hand: a held record must not be taken for a stranded delivery by a timer's sweep.
+/** The worker's hookline_attempt_writes_pending gauge. */
+async function pendingWrites(): Promise<number | undefined> {
+  const gauge = await shared.svc.service.metrics.registry
+    .getSingleMetric("hookline_attempt_writes_pending")
+    ?.get();
+  return gauge?.values[0]?.value;
+}
+
 const shared = sharedTestService(settings, { HOOKLINE_SWEEP_INTERVAL: "1h", HOOKLINE_SWEEP_GRACE: "0ms" });
 
 test("an endpoint held to one in flight gets its next delivery while the last answer is still being recorded", {
@@ -39,6 +47,7 @@ test("an endpoint held to one in flight gets its next delivery while the last an
     await receiver.waitForRequests(3);
     const { attempts } = await svc.log.listAttempts({ tenantId: "held", pageSize: 10 });
     assert.equal(attempts.length, 0, "the three answers are still waiting to be recorded");
+    assert.equal(await pendingWrites(), 3, "and the worker's gauge counts them");
     // A look for due work now finds the three overdue with nothing in flight: that is their
     // writes, not a stalled job, so the queue is not held open for BullMQ's stalled check.
     await eventually(
@@ -59,6 +68,7 @@ test("an endpoint held to one in flight gets its next delivery while the last an
     );
   }
   assert.equal(receiver.requests.length, 3, "each delivery was sent once");
+  assert.equal(await pendingWrites(), 0);
   // Idle for HOOKLINE_QUEUE_IDLE (2 s), the queue closes; a stalled check would hold it 22 s.
   await eventually(
     async () => svc.service.worker.openQueues,

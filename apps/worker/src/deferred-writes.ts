@@ -70,6 +70,11 @@ export class DeferredWrites {
     this.inlineUntil = this.options.now() + this.options.inlineAfterFailureMs;
   }
 
+  /** How many writes are pending after their jobs ended. */
+  get size(): number {
+    return this.count;
+  }
+
   /** True while writes that follow a job of this queue are pending: its work is not done. */
   hasPending(queue: string): boolean {
     return this.pending.has(queue);

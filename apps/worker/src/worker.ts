@@ -109,6 +109,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     isOpen: (queue) => consumer.isOpen(queue),
   });
   deps.metrics?.trackConcurrencyLimits(() => adaptive.limits());
+  deps.metrics?.trackPendingAttemptWrites(() => deferred.size);
   const consumer: DeliveryConsumer = new DeliveryConsumer(
     deps.queueBackend,
     (job, queue) =>

@@ -106,4 +106,19 @@ export class HooklineMetrics {
       },
     });
   }
+
+  /**
+   * Reports the answers whose writes (the attempt's record, its retry's job) this worker still
+   * has pending after their jobs ended: a number that climbs shows a store falling behind.
+   */
+  trackPendingAttemptWrites(pending: () => number): void {
+    new Gauge({
+      name: "hookline_attempt_writes_pending",
+      help: "Attempts answered whose record (and retry job) this worker is still writing after their job ended.",
+      registers: [this.registry],
+      collect() {
+        this.set(pending());
+      },
+    });
+  }
 }
