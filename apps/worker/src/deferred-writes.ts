@@ -14,9 +14,9 @@ export interface WritesOf {
  * rather than leaving attempt after attempt to the sweeper.
  */
 export class DeferredWrites {
-  /** Pending writes, by the queue whose job they follow. */
-  private readonly pending = new Map<string, Set<Promise<void>>>();
-  private count = 0;
+  private readonly running = new Set<Promise<void>>();
+  /** How many of them follow each queue's jobs. */
+  private readonly perQueue = new Map<string, number>();
   private inlineUntil = 0;
 
   constructor(
@@ -39,29 +39,24 @@ export class DeferredWrites {
    */
   run(job: WritesOf, writes: () => Promise<void>): Promise<void> {
     const { queue } = job;
-    if (this.count >= this.options.max || this.options.now() < this.inlineUntil)
+    if (this.running.size >= this.options.max || this.options.now() < this.inlineUntil)
       return writes().catch((error: unknown) => {
         this.failed();
         throw error;
       });
-    let forQueue = this.pending.get(queue);
-    if (!forQueue) {
-      forQueue = new Set();
-      this.pending.set(queue, forQueue);
-    }
-    const set = forQueue;
+    this.perQueue.set(queue, (this.perQueue.get(queue) ?? 0) + 1);
     const running: Promise<void> = writes()
       .catch((error: Error) => {
         this.failed();
         this.options.onError(error, job);
       })
       .finally(() => {
-        set.delete(running);
-        if (set.size === 0) this.pending.delete(queue);
-        this.count -= 1;
+        this.running.delete(running);
+        const left = (this.perQueue.get(queue) ?? 1) - 1;
+        if (left === 0) this.perQueue.delete(queue);
+        else this.perQueue.set(queue, left);
       });
-    set.add(running);
-    this.count += 1;
+    this.running.add(running);
     return Promise.resolve();
   }
 
@@ -72,16 +67,16 @@ export class DeferredWrites {
 
   /** How many writes are pending after their jobs ended. */
   get size(): number {
-    return this.count;
+    return this.running.size;
   }
 
   /** True while writes that follow a job of this queue are pending: its work is not done. */
   hasPending(queue: string): boolean {
-    return this.pending.has(queue);
+    return this.perQueue.has(queue);
   }
 
   /** Resolves when every write started so far, and any started meanwhile, is done. */
   async drain(): Promise<void> {
-    while (this.count > 0) await Promise.allSettled([...this.pending.values()].flatMap((set) => [...set]));
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 }
