@@ -18,11 +18,13 @@ export interface EmitLatencyResult {
   /** CPU seconds per process (group) during the closed loop. */
   maxCpu: Map<string, number>;
   /**
-   * The same closed loop with the worker stopped (servers only: embedded runs both in one
-   * process): what the api accepts when it has the machine to itself, as in a burst that the
-   * workers have yet to reach, or on a host of its own.
+   * The paced run and the closed loop again with the worker stopped (servers only: embedded runs
+   * both in one process): what the api answers and accepts when it has the machine to itself, as
+   * in a burst that the workers have yet to reach, or on a host of its own. At the paced rate the
+   * worker would need more than the machine (4,000 deliveries/s at the defaults), so with it
+   * running the paced latencies are those of a saturated host.
    */
-  alone?: { events: number; seconds: number; cpu: Map<string, number> };
+  alone?: { paced: PacedResult; events: number; seconds: number; cpu: Map<string, number> };
 }
 
 const MAX_IN_FLIGHT = 64;
@@ -85,13 +87,20 @@ export async function runEmitLatency(
   }
 }
 
-/** The closed loop again once the worker has stopped: the api, PostgreSQL and Redis alone. */
+/** The paced run and the closed loop again once the worker has stopped: the api, PostgreSQL and Redis alone. */
 async function acceptedAlone(
   session: HooklineSession,
   options: BenchOptions,
 ): Promise<EmitLatencyResult["alone"]> {
   const [api, ...workers] = session.processes;
   for (const started of workers) await started.stop();
+  log(`Emit with the worker stopped: ${options.emitRate} events/s for ${options.emitSeconds} s`);
+  const paced = await pacedEmit(session.emit, {
+    tenantId: session.tenantId,
+    prefix: "paced-alone",
+    perSecond: options.emitRate,
+    seconds: options.emitSeconds,
+  });
   // With --profile, the api is profiled over this loop alone (SIGUSR2 starts and ends a profile).
   if (options.profileDir) api?.child.kill("SIGUSR2");
   log(
@@ -108,6 +117,7 @@ async function acceptedAlone(
   const cpu = cpuBetween(before, sampleCpu(session.cpuTargets));
   if (options.profileDir) api?.child.kill("SIGUSR2");
   return {
+    paced,
     events: run.latenciesMs.length,
     seconds: (run.finishedAt - run.startedAt) / 1000,
     cpu,

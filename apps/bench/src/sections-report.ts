@@ -132,6 +132,9 @@ export function emitLatencyTable(results: EmitLatencyResult[], perSecond: number
     fixed(result.pacedEvents / result.paced.sendSeconds),
     fixed(quantile(result.paced.latenciesMs, 0.5), 1),
     fixed(quantile(result.paced.latenciesMs, 0.99), 1),
+    result.alone
+      ? `${fixed(quantile(result.alone.paced.latenciesMs, 0.5), 1)} / ${fixed(quantile(result.alone.paced.latenciesMs, 0.99), 1)}`
+      : "-",
     fixed(result.maxEvents / result.maxSeconds),
     result.alone ? fixed(result.alone.events / result.alone.seconds) : "-",
   ]);
@@ -148,7 +151,7 @@ export function emitLatencyTable(results: EmitLatencyResult[], perSecond: number
       : []),
   ]);
   return [
-    `Emit at a paced ${fixed(perSecond)} events/s (${endpoints} endpoints each), then a closed loop of ${results[0]?.maxInFlight ?? "-"} in flight:`,
+    `Emit at a paced ${fixed(perSecond)} events/s (${endpoints} endpoints each), then a closed loop of ${results[0]?.maxInFlight ?? "-"} in flight; on servers both again with the worker stopped:`,
     table(
       [
         "backend",
@@ -156,6 +159,7 @@ export function emitLatencyTable(results: EmitLatencyResult[], perSecond: number
         "sent/s",
         "p50 ms",
         "p99 ms",
+        "worker stopped: p50 / p99 ms",
         "max accepted events/s",
         "the same, worker stopped",
       ],
