@@ -25,3 +25,66 @@ test("a failed batch rejects each of its calls and the next batch still runs", a
   await assert.rejects(first, /store down/);
   assert.equal(await batcher.add(2), 2);
 });
+
+/** A promise and the function that settles it, for a batch the test holds open. */
+function held<T = void>() {
+  let release!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => {
+    release = resolve;
+  });
+  return { promise, release };
+}
+
+test("a batch that runs past afterMs stops holding back the next, up to maxRunning at once", {
+  timeout: 5000,
+}, async () => {
+  const holds = [held(), held(), held()] as const;
+  const starts = [held(), held(), held()] as const;
+  const started: number[][] = [];
+  const batcher = new Batcher<number, number>(
+    async (items) => {
+      const index = started.push(items) - 1;
+      starts[index]?.release();
+      await holds[index]?.promise;
+      return items;
+    },
+    256,
+    1,
+    { afterMs: 10, maxRunning: 2 },
+  );
+  const first = batcher.add(1);
+  await starts[0].promise;
+  const second = batcher.add(2);
+  // The first batch still runs; once it is slow, the second starts beside it.
+  await starts[1].promise;
+  const third = batcher.add(3);
+  // Two running is the most: the third waits, however slow both are.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(started, [[1], [2]]);
+  holds[1].release();
+  assert.equal(await second, 2);
+  await starts[2].promise;
+  holds[0].release();
+  holds[2].release();
+  assert.deepEqual(await Promise.all([first, third]), [1, 3]);
+  assert.deepEqual(started, [[1], [2], [3]]);
+});
+
+test("without slow batches, calls wait for the batch in flight however long it runs", async () => {
+  const first = held();
+  const order: string[] = [];
+  const batcher = new Batcher<number, number>(async (items) => {
+    order.push(`start ${items.join(",")}`);
+    if (items[0] === 1) await first.promise;
+    order.push(`end ${items.join(",")}`);
+    return items;
+  });
+  const slow = batcher.add(1);
+  await new Promise((resolve) => setImmediate(resolve));
+  const next = batcher.add(2);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.deepEqual(order, ["start 1"]);
+  first.release();
+  await Promise.all([slow, next]);
+  assert.deepEqual(order, ["start 1", "end 1", "start 2", "end 2"]);
+});

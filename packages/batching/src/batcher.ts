@@ -1,15 +1,27 @@
 /**
+ * When a batch counts as slow: after `afterMs` it stops holding back the calls behind it (it runs
+ * on, and the next batch may start), with at most `maxRunning` batches running at once.
+ */
+export interface SlowBatches {
+  afterMs: number;
+  maxRunning: number;
+}
+
+/**
  * Coalesces calls made while a batch is in flight into the next batch: one store round trip
  * serves many concurrent jobs (group commit), with no timer to wait on when the store is idle.
  */
 export class Batcher<I, O> {
   private pending: { item: I; resolve: (value: O) => void; reject: (error: unknown) => void }[] = [];
+  /** Batches holding one of the maxInFlight places: running, and not yet slow. */
   private inFlight = 0;
+  private running = 0;
 
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
     private readonly maxBatch = 256,
     private readonly maxInFlight = 1,
+    private readonly slow?: SlowBatches,
   ) {}
 
   add(item: I): Promise<O> {
@@ -21,8 +33,22 @@ export class Batcher<I, O> {
 
   private flush(): void {
     if (this.inFlight >= this.maxInFlight || this.pending.length === 0) return;
+    if (this.slow && this.running >= this.slow.maxRunning) return;
     const batch = this.pending.splice(0, this.maxBatch);
     this.inFlight += 1;
+    this.running += 1;
+    let holdsPlace = true;
+    const giveUpPlace = () => {
+      if (!holdsPlace) return;
+      holdsPlace = false;
+      this.inFlight -= 1;
+    };
+    const slowTimer =
+      this.slow &&
+      setTimeout(() => {
+        giveUpPlace();
+        this.flush();
+      }, this.slow.afterMs);
     this.run(batch.map((entry) => entry.item))
       .then(
         (results) => {
@@ -33,7 +59,9 @@ export class Batcher<I, O> {
         },
       )
       .finally(() => {
-        this.inFlight -= 1;
+        clearTimeout(slowTimer);
+        giveUpPlace();
+        this.running -= 1;
         this.flush();
       });
   }
