@@ -26,6 +26,15 @@ before(async () => {
     end $$`.execute(store.db);
   await sql`create trigger refuse_poison before insert on hookline.events
             for each row execute function hookline.refuse_poison()`.execute(store.db);
+  // Stands for a statement that takes long, as a fan-out to thousands of endpoints does.
+  await sql`
+    create function hookline.slow_down() returns trigger language plpgsql as $$
+    begin
+      if new.id = 'slow' then perform pg_sleep(2); end if;
+      return new;
+    end $$`.execute(store.db);
+  await sql`create trigger slow_down before insert on hookline.events
+            for each row execute function hookline.slow_down()`.execute(store.db);
 });
 after(async () => {
   await store?.close();
@@ -49,4 +58,20 @@ test("concurrent Emits share transactions, and an event the store refuses fails 
     );
   }
   await assert.rejects(getEvent(store.db, "t", "poison"), /not found/);
+});
+
+test("an Emit whose statement runs long does not hold back the Emits after it", {
+  skip:
+    settings.kind === "embedded" && "the embedded store runs one statement at a time whatever the api sends",
+}, async () => {
+  const emit = createEmitBatcher(store.db, () => new Date());
+  const finished: string[] = [];
+  const call = (id: string) =>
+    emit({ tenantId: "t", id, eventType: "x", dataJson: "{}" }).then(() => finished.push(id));
+  const slow = call("slow");
+  // Made while the slow statement runs: it waits for that statement's place, not its end.
+  await new Promise((resolve) => setImmediate(resolve));
+  const quick = call("quick");
+  await Promise.all([slow, quick]);
+  assert.deepEqual(finished, ["quick", "slow"]);
 });

@@ -11,6 +11,13 @@ import { type EmitResult, emitEvents, isConnectionError, type NewEvent, type Sto
  */
 const IN_FLIGHT = 1;
 const MAX_BATCH = 128;
+/**
+ * A statement still running after this long (a fan-out to thousands of endpoints: 10,000 took
+ * about half a second) stops holding back the calls behind it, which start the next statement
+ * beside it; at most four at once, the old number in flight. Under a saturating load on 2 cores
+ * the statements' p99 was 20–42 ms and the longest 56 ms, so this is for fan-outs, not load.
+ */
+const SLOW = { afterMs: 100, maxRunning: 4 };
 
 /**
  * Group commit for Emit: concurrent calls share one store Emit (one statement) instead of one
@@ -33,6 +40,7 @@ export function createEmitBatcher(db: StoreDb, now: () => Date): (event: NewEven
     },
     MAX_BATCH,
     IN_FLIGHT,
+    SLOW,
   );
   return async (event) => {
     const outcome = await batcher.add(event);
