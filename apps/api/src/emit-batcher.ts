@@ -12,10 +12,11 @@ import { type EmitResult, emitEvents, isConnectionError, type NewEvent, type Sto
 const IN_FLIGHT = 1;
 const MAX_BATCH = 128;
 /**
- * A statement still running after this long (a fan-out to thousands of endpoints: 10,000 took
- * about half a second) stops holding back the calls behind it, which start the next statement
- * beside it; at most four at once, the old number in flight. Under a saturating load on 2 cores
- * the statements' p99 was 20–42 ms and the longest 56 ms, so this is for fan-outs, not load.
+ * A statement still running after this long stops holding back the calls behind it, which start
+ * the next statement beside it; at most four at once, the old number in flight. This is for
+ * fan-outs, not load: on an idle machine the statement of one event to 1,000 endpoints took
+ * 16 ms and to 10,000 about 125 ms, and under a saturating load on 2 cores the statements' p99
+ * was 20–42 ms (the longest 56).
  */
 const SLOW = { afterMs: 100, maxRunning: 4 };
 
