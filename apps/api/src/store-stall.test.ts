@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@hookline/contracts";
-import { readTestSettings } from "@hookline/testkit";
+import { held, readTestSettings } from "@hookline/testkit";
 import { sql } from "kysely";
 import { startTestApi, type TestApi } from "./test-helpers.js";
 
@@ -23,20 +23,14 @@ test("health is NOT_SERVING while the store does not answer in time, and SERVING
   const health = createClient(Health, createGrpcTransport({ baseUrl: `http://${api.address}` }));
   const check = async () => Status[(await health.check({ service: "" }, { timeoutMs: 5000 })).status];
   assert.equal(await check(), "SERVING");
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let began = () => {};
-  const begun = new Promise<void>((resolve) => {
-    began = resolve;
-  });
+  const hold = held();
+  const began = held();
   const holder = api.infra.store.db.transaction().execute(async (tx) => {
     await sql`select 1`.execute(tx);
-    began();
-    await released;
+    began.release();
+    await hold.promise;
   });
-  await begun;
+  await began.promise;
   try {
     // A cached SERVING may answer for up to a second; then the probe times out.
     const deadline = Date.now() + 5000;
@@ -44,7 +38,7 @@ test("health is NOT_SERVING while the store does not answer in time, and SERVING
     while (status === "SERVING" && Date.now() < deadline) status = await check();
     assert.equal(status, "NOT_SERVING");
   } finally {
-    release();
+    hold.release();
     await holder;
   }
   const deadline = Date.now() + 5000;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DeliveryStatus } from "@hookline/contracts";
-import { eventually, readTestSettings } from "@hookline/testkit";
+import { eventually, held, readTestSettings } from "@hookline/testkit";
 import { sql } from "kysely";
 import { attemptsOf, finalDeliveries, sharedTestService } from "./test-helpers.js";
 
@@ -25,22 +25,16 @@ test("an endpoint held to one in flight gets its next delivery while the last an
   const { svc } = shared;
   const receiver = await shared.receiver();
   await svc.endpoints.createEndpoint({ tenantId: "held", id: "ep", url: receiver.url, maxInFlight: 1 });
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked = () => {};
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
+  const lock = held();
+  const locked = held();
   // A transaction of our own holds inserts into the attempt log (SHARE lets reads through).
   const holding = svc.service.infra.store.db.transaction().execute(async (trx) => {
     await sql`lock table hookline.attempts in share mode`.execute(trx);
-    locked();
-    await released;
+    locked.release();
+    await lock.promise;
   });
   try {
-    await isLocked;
+    await locked.promise;
     for (const n of [1, 2, 3])
       await svc.emit.emit({ tenantId: "held", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
     // With the slot held until the attempt was recorded, the first request was the only one.
@@ -56,7 +50,7 @@ test("an endpoint held to one in flight gets its next delivery while the last an
     );
     await svc.service.worker.discover();
   } finally {
-    release();
+    lock.release();
     await holding;
   }
   for (const n of [1, 2, 3]) {

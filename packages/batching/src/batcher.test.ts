@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { held } from "@hookline/testkit";
 import { Batcher } from "./index.js";
 
 test("calls made while a batch is in flight share the next batch, in order", async () => {
@@ -25,15 +26,6 @@ test("a failed batch rejects each of its calls and the next batch still runs", a
   await assert.rejects(first, /store down/);
   assert.equal(await batcher.add(2), 2);
 });
-
-/** A promise and the function that settles it, for a batch the test holds open. */
-function held<T = void>() {
-  let release!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => {
-    release = resolve;
-  });
-  return { promise, release };
-}
 
 test("a batch that runs past afterMs stops holding back the next, up to maxRunning at once", {
   timeout: 5000,
