@@ -79,14 +79,11 @@ export class HooklineMetrics {
       });
     }
     if (openStreams) {
-      new Gauge({
-        name: "hookline_watch_streams_open",
-        help: "WatchAttempts streams open on this api process.",
-        registers: [this.registry],
-        collect() {
-          this.set(openStreams());
-        },
-      });
+      this.readAtScrape(
+        "hookline_watch_streams_open",
+        "WatchAttempts streams open on this api process.",
+        openStreams,
+      );
     }
   }
 
@@ -112,12 +109,21 @@ export class HooklineMetrics {
    * has pending after their jobs ended: a number that climbs shows a store falling behind.
    */
   trackPendingAttemptWrites(pending: () => number): void {
+    this.readAtScrape(
+      "hookline_attempt_writes_pending",
+      "Attempts answered whose record (and retry job) this worker is still writing after their job ended.",
+      pending,
+    );
+  }
+
+  /** A gauge without labels whose value is read from this process when scraped. */
+  private readAtScrape(name: string, help: string, read: () => number): void {
     new Gauge({
-      name: "hookline_attempt_writes_pending",
-      help: "Attempts answered whose record (and retry job) this worker is still writing after their job ended.",
+      name,
+      help,
       registers: [this.registry],
       collect() {
-        this.set(pending());
+        this.set(read());
       },
     });
   }
