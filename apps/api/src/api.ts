@@ -1,10 +1,12 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { ConnectionLimits } from "@hookline/config";
 import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
+import type { HooklineMetrics } from "@hookline/metrics";
 import { type ApiToken, createAuthenticator } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
 import { registerEcosystem } from "./ecosystem/index.js";
 import { errorMappingInterceptor } from "./errors.js";
+import { rpcMetricsInterceptor } from "./rpc-metrics.js";
 import { type ListeningServer, serve } from "./server.js";
 import { attemptLogService } from "./services/attempt-log-service.js";
 import { emitService } from "./services/emit-service.js";
@@ -32,6 +34,8 @@ export interface ApiServerOptions {
   limits: ConnectionLimits;
   /** Directory of the built web console, served under /ui/; undefined serves none. */
   consoleDir?: string;
+  /** Where RPCs are counted and timed; undefined counts none. */
+  metrics?: Pick<HooklineMetrics, "rpcHandled" | "rpcHandling">;
 }
 
 /** Starts the api on host:port (gRPC, gRPC-Web and Connect JSON on the same port). */
@@ -40,7 +44,11 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     host: options.host,
     port: options.port,
     routes: routes(deps),
-    interceptors: [errorMappingInterceptor(deps.log)],
+    // Metrics first: it sees the codes errorMappingInterceptor settles on.
+    interceptors: [
+      ...(options.metrics ? [rpcMetricsInterceptor(options.metrics)] : []),
+      errorMappingInterceptor(deps.log),
+    ],
     authenticate: createAuthenticator(options.tokens, { key: deps.portalKey, now: deps.now }),
     limits: options.limits,
     // Leaves room for the largest data_json plus the envelope of the request.

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { HooklineConfig } from "@hookline/config";
 import { createAddressPolicy } from "@hookline/delivery";
+import type { HooklineMetrics } from "@hookline/metrics";
 import type { Infrastructure, Logger } from "@hookline/runtime";
 import { generateSecret } from "@hookline/signing";
 import { ping } from "@hookline/store";
@@ -21,11 +22,12 @@ export interface ApiServer extends ListeningServer {
   readonly openStreams: number;
 }
 
-/** Builds and starts the api from configuration. */
+/** Builds and starts the api from configuration; RPCs are counted in hooks.metrics when given. */
 export async function startApiFromConfig(
   config: HooklineConfig,
   infra: Infrastructure,
   log: Logger,
+  hooks: { metrics?: HooklineMetrics } = {},
 ): Promise<ApiServer> {
   refuseOpenExposure(config);
   const attemptFeed = new AttemptFeed(storeAttemptSource(infra.store.db), {
@@ -58,7 +60,13 @@ export async function startApiFromConfig(
           emitEvent: exitAfterCommits(createEmitBatcher(infra.store.db, now), config.faultExitAfterCommit),
         }),
       },
-      { ...config.api, tokens: config.apiTokens, limits: config.connections, consoleDir: CONSOLE_DIR },
+      {
+        ...config.api,
+        tokens: config.apiTokens,
+        limits: config.connections,
+        consoleDir: CONSOLE_DIR,
+        ...(hooks.metrics && { metrics: hooks.metrics }),
+      },
     );
   } catch (error) {
     unsubscribe();

@@ -7,7 +7,7 @@ import {
   runMain,
   serveMetricsIfConfigured,
 } from "@hookline/runtime";
-import { startApiFromConfig } from "./compose.js";
+import { type ApiServer, startApiFromConfig } from "./compose.js";
 
 // An api process: serves the RPCs; never POSTs to customers. Run as many as wanted with DATABASE_URL set.
 const log = createLogger("api");
@@ -17,19 +17,23 @@ await runMain(log, async () => {
     throw new Error("a separate api process needs DATABASE_URL; `pnpm start` runs the embedded service");
   }
   const infra = await openInfrastructure(config, log);
-  const server = await startApiFromConfig(config, infra, log);
-  const metricsServer = await serveMetricsIfConfigured(
-    config,
-    createProcessMetrics(infra.producer.routing, infra.store.db, () => server.openStreams),
+  let server: ApiServer | undefined;
+  const metrics = createProcessMetrics(
+    infra.producer.routing,
+    infra.store.db,
+    () => server?.openStreams ?? 0,
   );
+  server = await startApiFromConfig(config, infra, log, { metrics });
+  const running = server;
+  const metricsServer = await serveMetricsIfConfigured(config, metrics);
   log.info("api listening", {
-    address: `${server.host}:${server.port}`,
+    address: `${running.host}:${running.port}`,
     queue: infra.queueBackend.kind,
     ...(metricsServer && { metrics: metricsServer.port }),
   });
   onShutdownSignal(async () => {
     await metricsServer?.close();
-    await server.close();
+    await running.close();
     await infra.close();
   }, log.info);
 });

@@ -19,6 +19,7 @@ import { createGrpcUnaryServer, type UnaryRoute } from "./grpc-unary.js";
 import { withInvalidBodyErrors } from "./invalid-body.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types.js";
 import { writeRejection } from "./rejection.js";
+import { arrivedAtKey } from "./rpc-metrics.js";
 
 export interface RequestHandlerOptions {
   routes: (router: ConnectRouter) => void;
@@ -48,18 +49,19 @@ export function createRequestHandler(
   options.routes(recordingUnaryRoutes(router, unary));
   const handlers = new Map(router.handlers.map((handler) => [handler.requestPath, handler]));
   const grpcUnary = createGrpcUnaryServer(unary, options);
-  const contextFor = (req: NodeServerRequest) => (service: DescService) => {
+  const contextFor = (req: NodeServerRequest, arrivedAt: number) => (service: DescService) => {
     try {
-      return createContextValues().set(
-        principalKey,
-        options.authenticate(service.typeName, req.headers.authorization),
-      );
+      return createContextValues()
+        .set(principalKey, options.authenticate(service.typeName, req.headers.authorization))
+        .set(arrivedAtKey, arrivedAt);
     } catch (error) {
       return ConnectError.from(error);
     }
   };
   return (req, res) => {
-    if ("stream" in req && grpcUnary(req, res as http2.Http2ServerResponse, contextFor(req))) return;
+    const arrivedAt = performance.now();
+    if ("stream" in req && grpcUnary(req, res as http2.Http2ServerResponse, contextFor(req, arrivedAt)))
+      return;
     const handler = handlers.get((req.url ?? "").split("?", 1)[0] ?? "");
     if (!handler) {
       res.writeHead(404);
@@ -73,7 +75,10 @@ export function createRequestHandler(
         req,
         res,
         undefined,
-        allowEarlyHeaders(createContextValues().set(principalKey, principal), res),
+        allowEarlyHeaders(
+          createContextValues().set(principalKey, principal).set(arrivedAtKey, arrivedAt),
+          res,
+        ),
       );
     } catch (error) {
       writeRejection(req, res, ConnectError.from(error));

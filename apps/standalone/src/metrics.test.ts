@@ -70,3 +70,67 @@ test("/metrics counts deliveries by outcome, attempts by status class, durations
   controller.abort();
   await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 0);
 });
+
+test("/metrics counts RPCs by method and code over gRPC and Connect, and times the unary ones", async () => {
+  const handled = (method: string, code: string) =>
+    `hookline_rpc_handled_total{method="hookline.v1.${method}",code="${code}"}`;
+  const timed = (method: string) => `hookline_rpc_handling_seconds_count{method="hookline.v1.${method}"}`;
+  const watchCanceled = handled("AttemptLogService/WatchAttempts", "canceled");
+  const series = [
+    handled("EmitService/Emit", "ok"),
+    handled("EmitService/Emit", "invalid_argument"),
+    handled("EmitService/GetEvent", "ok"),
+    handled("EmitService/GetEvent", "not_found"),
+    watchCanceled,
+    timed("EmitService/Emit"),
+    timed("EmitService/GetEvent"),
+    timed("AttemptLogService/WatchAttempts"),
+  ];
+  const read = async () => {
+    const text = await scrape();
+    return new Map(series.map((s) => [s, value(text, s) ?? 0]));
+  };
+  const before = await read();
+
+  // gRPC (the api's plain unary path): two good Emits and a refused one.
+  await shared.svc.emit.emit({ tenantId: "r", eventId: "r1", eventType: "a", dataJson: "{}" });
+  await shared.svc.emit.emit({ tenantId: "r", eventId: "r2", eventType: "a", dataJson: "{}" });
+  await assert.rejects(shared.svc.emit.emit({ tenantId: "r", eventType: "a", dataJson: "{nope" }));
+  // Connect JSON (Connect's own path): a found event and a missing one.
+  const getEvent = (eventId: string) =>
+    fetch(`http://${shared.svc.service.address}/hookline.v1.EmitService/GetEvent`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tenantId: "r", eventId }),
+    });
+  assert.equal((await getEvent("r1")).status, 200);
+  assert.equal((await getEvent("missing")).status, 404);
+  // A stream is counted once it ends: here its caller goes away.
+  const controller = new AbortController();
+  const stream = shared.svc.log
+    .watchAttempts({ tenantId: "r" }, { signal: controller.signal })
+    [Symbol.asyncIterator]();
+  void stream.next().catch(() => undefined);
+  await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 1);
+  controller.abort();
+
+  const text = await eventually(
+    scrape,
+    (t) => value(t, watchCanceled) === (before.get(watchCanceled) ?? 0) + 1,
+  );
+  const after = new Map(series.map((s) => [s, (value(text, s) ?? 0) - (before.get(s) ?? 0)]));
+  assert.deepEqual(Object.fromEntries(after), {
+    [handled("EmitService/Emit", "ok")]: 2,
+    [handled("EmitService/Emit", "invalid_argument")]: 1,
+    [handled("EmitService/GetEvent", "ok")]: 1,
+    [handled("EmitService/GetEvent", "not_found")]: 1,
+    [watchCanceled]: 1,
+    // Every unary call is timed, whichever path served it; a stream is not.
+    [timed("EmitService/Emit")]: 3,
+    [timed("EmitService/GetEvent")]: 2,
+    [timed("AttemptLogService/WatchAttempts")]: 0,
+  });
+  assert.ok(
+    (value(text, 'hookline_rpc_handling_seconds_sum{method="hookline.v1.EmitService/Emit"}') ?? 0) > 0,
+  );
+});

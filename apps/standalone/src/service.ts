@@ -33,7 +33,7 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
     const metrics = createProcessMetrics(infra.producer.routing, infra.store.db, () => api?.openStreams ?? 0);
     worker = await startWorkerFromConfig(config, infra, log, { metrics });
     const running = worker;
-    api = await startApiFromConfig(config, infra, log);
+    api = await startApiFromConfig(config, infra, log, { metrics });
     const metricsServer = await serveMetricsIfConfigured(config, metrics);
     const runningApi = api;
     let closed: Promise<void> | undefined;

@@ -44,6 +44,22 @@ export class HooklineMetrics {
     help: "Pending deliveries the sweeper found without a queue job and enqueued again.",
     registers: [this.registry],
   });
+  // Named after grpc-go's grpc_server_handled_total and grpc_server_handling_seconds, which
+  // dashboards already know; `method` is the gRPC path without its leading slash.
+  readonly rpcHandled = new Counter({
+    name: "hookline_rpc_handled_total",
+    help: "RPCs the api answered from a service, by method and status code (streams once they end).",
+    labelNames: ["method", "code"] as const,
+    registers: [this.registry],
+  });
+  readonly rpcHandling = new Histogram({
+    name: "hookline_rpc_handling_seconds",
+    help: "How long unary RPCs took, from the call reaching the api to its answer.",
+    labelNames: ["method"] as const,
+    // Fine below 50 ms, where an Emit's latency is judged (issue 11 asks p99 < 20 ms).
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
 
   constructor(options: { backlog?: () => Promise<QueueBacklog[]>; openStreams?: () => number } = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: "hookline_" });
