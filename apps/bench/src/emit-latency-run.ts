@@ -1,4 +1,5 @@
 import type { TestSettings } from "@hookline/testkit";
+import { quantileBetween, readEmitHandling } from "./api-latency.js";
 import { cpuBetween, sampleCpu } from "./cpu.js";
 import { emitEvents } from "./emit-load.js";
 import { type HooklineSession, startHooklineSession } from "./hookline-session.js";
@@ -7,9 +8,19 @@ import { type PacedResult, pacedEmit } from "./paced-emit.js";
 import type { ReceiverHandle } from "./receiver.js";
 import { log, profileEnv } from "./run-support.js";
 
+/**
+ * The api's own view of a paced run: Emit's p50 and p99 in ms from its hookline_rpc_handling_seconds,
+ * from the call reaching the api to its answer, without the client's share or the network's.
+ */
+export interface ApiLatency {
+  p50Ms: number | undefined;
+  p99Ms: number | undefined;
+}
+
 export interface EmitLatencyResult {
   backend: BackendKind;
   paced: PacedResult;
+  pacedApi: ApiLatency;
   pacedEvents: number;
   /** The closed loop: events accepted and the seconds it took. */
   maxEvents: number;
@@ -24,7 +35,13 @@ export interface EmitLatencyResult {
    * worker would need more than the machine (4,000 deliveries/s at the defaults), so with it
    * running the paced latencies are those of a saturated host.
    */
-  alone?: { paced: PacedResult; events: number; seconds: number; cpu: Map<string, number> };
+  alone?: {
+    paced: PacedResult;
+    pacedApi: ApiLatency;
+    events: number;
+    seconds: number;
+    cpu: Map<string, number>;
+  };
 }
 
 const MAX_IN_FLIGHT = 64;
@@ -39,9 +56,11 @@ export async function runEmitLatency(
   options: BenchOptions,
   receiver: ReceiverHandle,
 ): Promise<EmitLatencyResult> {
-  const session = await startHooklineSession(settings, kind, options, receiver, (app) =>
-    profileEnv(options.profileDir, kind, app),
-  );
+  const session = await startHooklineSession(settings, kind, options, receiver, (app) => ({
+    ...profileEnv(options.profileDir, kind, app),
+    // The api's /metrics, read around each paced run for its own view of the latency.
+    ...(app !== "worker" && { HOOKLINE_METRICS_ADDR: "127.0.0.1:0" }),
+  }));
   let failed = true;
   try {
     const { emit, tenantId } = session;
@@ -54,12 +73,14 @@ export async function runEmitLatency(
     log(
       `Emit: ${options.emitRate} events/s for ${options.emitSeconds} s (${options.endpoints} endpoints each)`,
     );
-    const paced = await pacedEmit(emit, {
-      tenantId,
-      prefix: "paced",
-      perSecond: options.emitRate,
-      seconds: options.emitSeconds,
-    });
+    const [paced, pacedApi] = await seenByApi(session, () =>
+      pacedEmit(emit, {
+        tenantId,
+        prefix: "paced",
+        perSecond: options.emitRate,
+        seconds: options.emitSeconds,
+      }),
+    );
     log(`Emit: as many as accepted in ${options.emitMaxSeconds} s, ${MAX_IN_FLIGHT} in flight`);
     const cpuBefore = sampleCpu(session.cpuTargets);
     const max = await emitEvents(emit, {
@@ -77,6 +98,7 @@ export async function runEmitLatency(
       maxCpu,
       backend: kind,
       paced,
+      pacedApi,
       pacedEvents: paced.latenciesMs.length,
       maxEvents: max.latenciesMs.length,
       maxSeconds: (max.finishedAt - max.startedAt) / 1000,
@@ -95,12 +117,14 @@ async function acceptedAlone(
   const [api, ...workers] = session.processes;
   for (const started of workers) await started.stop();
   log(`Emit with the worker stopped: ${options.emitRate} events/s for ${options.emitSeconds} s`);
-  const paced = await pacedEmit(session.emit, {
-    tenantId: session.tenantId,
-    prefix: "paced-alone",
-    perSecond: options.emitRate,
-    seconds: options.emitSeconds,
-  });
+  const [paced, pacedApi] = await seenByApi(session, () =>
+    pacedEmit(session.emit, {
+      tenantId: session.tenantId,
+      prefix: "paced-alone",
+      perSecond: options.emitRate,
+      seconds: options.emitSeconds,
+    }),
+  );
   // With --profile, the api is profiled over this loop alone (SIGUSR2 starts and ends a profile).
   if (options.profileDir) api?.child.kill("SIGUSR2");
   log(
@@ -118,8 +142,22 @@ async function acceptedAlone(
   if (options.profileDir) api?.child.kill("SIGUSR2");
   return {
     paced,
+    pacedApi,
     events: run.latenciesMs.length,
     seconds: (run.finishedAt - run.startedAt) / 1000,
     cpu,
   };
+}
+
+/** Runs a paced load and reads what the api timed meanwhile (its first process serves the api). */
+async function seenByApi<T>(session: HooklineSession, run: () => Promise<T>): Promise<[T, ApiLatency]> {
+  const port = session.processes[0]?.metricsPort;
+  if (port === undefined) throw new Error("the api did not report its /metrics port");
+  const before = await readEmitHandling(port);
+  const result = await run();
+  const after = await readEmitHandling(port);
+  return [
+    result,
+    { p50Ms: quantileBetween(before, after, 0.5), p99Ms: quantileBetween(before, after, 0.99) },
+  ];
 }

@@ -1,5 +1,5 @@
 import type { CeilingResult } from "./ceiling.js";
-import type { EmitLatencyResult } from "./emit-latency-run.js";
+import type { ApiLatency, EmitLatencyResult } from "./emit-latency-run.js";
 import { quantile } from "./emit-load.js";
 import type { QueueFloor } from "./queue-floor.js";
 import { MACHINE, table } from "./report.js";
@@ -142,6 +142,14 @@ export function emitLatencyTable(results: EmitLatencyResult[], perSecond: number
     [...cpu]
       .map(([name, used]) => `${name === MACHINE ? "whole machine" : name} ${fixed((100 * used) / seconds)}%`)
       .join(", ");
+  // Undefined past the largest finite bucket (10 s): shown as "-".
+  const ms = (api: ApiLatency) =>
+    `p50 ${fixed(api.p50Ms ?? Number.NaN, 1)} / p99 ${fixed(api.p99Ms ?? Number.NaN, 1)} ms`;
+  const apiLines = results.map(
+    (result) =>
+      `  ${result.backend}, the paced Emits as the api timed them (hookline_rpc_handling_seconds, within its buckets): ${ms(result.pacedApi)}` +
+      (result.alone ? `; worker stopped ${ms(result.alone.pacedApi)}` : ""),
+  );
   const cpuLines = results.flatMap((result) => [
     `  ${result.backend}, CPU during the closed loop (100% = one core): ${shares(result.maxCpu, result.maxSeconds)}`,
     ...(result.alone
@@ -165,6 +173,7 @@ export function emitLatencyTable(results: EmitLatencyResult[], perSecond: number
       ],
       rows,
     ),
+    ...apiLines,
     ...cpuLines,
   ].join("\n");
 }

@@ -11,6 +11,8 @@ export interface HooklineProcess {
   readonly log: string[];
   /** The api address, for processes that serve one. */
   readonly address: string | undefined;
+  /** The /metrics port, when HOOKLINE_METRICS_ADDR was set. */
+  readonly metricsPort: number | undefined;
   /** SIGTERM, then waits for exit; resolves to the exit code. */
   stop(): Promise<number | null>;
   /** SIGKILL: a crash. */
@@ -41,6 +43,7 @@ export async function spawnHookline(
   const log: string[] = [];
   let buffered = "";
   let address: string | undefined;
+  let metricsPort: number | undefined;
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${app} not ready in ${readyTimeoutMs} ms:\n${log.join("")}`)),
@@ -54,7 +57,7 @@ export async function spawnHookline(
         buffered = buffered.slice(newline + 1);
         log.push(line);
         if (line.includes(READY[app])) {
-          address = (JSON.parse(line) as { address?: string }).address;
+          ({ address, metrics: metricsPort } = JSON.parse(line) as { address?: string; metrics?: number });
           clearTimeout(timer);
           resolve();
         }
@@ -73,6 +76,9 @@ export async function spawnHookline(
     log,
     get address() {
       return address;
+    },
+    get metricsPort() {
+      return metricsPort;
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
