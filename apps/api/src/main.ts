@@ -24,6 +24,7 @@ await runMain(log, async () => {
     () => server?.openStreams ?? 0,
   );
   server = await startApiFromConfig(config, infra, log, { metrics });
+  // The metrics read openStreams before the server exists; from here on it always does.
   const running = server;
   const metricsServer = await serveMetricsIfConfigured(config, metrics);
   log.info("api listening", {

@@ -1,4 +1,4 @@
-import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { HooklineMetrics } from "@hookline/metrics";
 
@@ -13,9 +13,10 @@ export const arrivedAtKey = createContextKey<number | undefined>(undefined, {
 type Rpc = Pick<HooklineMetrics, "rpcHandled" | "rpcHandling">;
 
 /**
- * Counts every RPC a service answered, by method and status code, and times the unary ones.
- * Listed first, so it sees the codes the other interceptors settled on. A stream is counted when
- * it ends; a caller that went away shows as `canceled`.
+ * Counts every RPC a service answered, by method and the status code it answered with, and times
+ * the unary ones until the service returned. Listed first, so it sees the codes the other
+ * interceptors settled on. A stream is counted when it ends; one ended by its caller leaving or
+ * its deadline passing carries the code of that (`canceled`, `deadline_exceeded`).
  */
 export function rpcMetricsInterceptor(metrics: Rpc): Interceptor {
   return (next) => async (request) => {
@@ -29,7 +30,7 @@ export function rpcMetricsInterceptor(metrics: Rpc): Interceptor {
     try {
       response = await next(request);
     } catch (error) {
-      handled(codeOf(error));
+      handled(codeOfThrown(error));
       throw error;
     }
     if (!response.stream) {
@@ -49,13 +50,16 @@ async function* untilEnd<T>(
   try {
     yield* messages;
   } catch (error) {
-    code = codeOf(error);
+    code = codeOfThrown(error);
     throw error;
   } finally {
-    ended(code === "ok" && signal.aborted ? "canceled" : code);
+    // The reason is a ConnectError (a reset stream, a deadline) or, over HTTP/1.1, an AbortError,
+    // which ConnectError.from reads as canceled.
+    ended(code === "ok" && signal.aborted ? codeToString(ConnectError.from(signal.reason).code) : code);
   }
 }
 
-function codeOf(error: unknown): string {
-  return codeToString(ConnectError.from(error).code);
+/** What the caller is told: an error no interceptor made a ConnectError is sent as internal. */
+function codeOfThrown(error: unknown): string {
+  return codeToString(error instanceof ConnectError ? error.code : Code.Internal);
 }

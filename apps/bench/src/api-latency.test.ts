@@ -55,3 +55,8 @@ test("a quantile past the largest finite bound has no figure", () => {
   );
   assert.equal(quantileBetween(new Map(), after, 0.99), undefined);
 });
+
+test("an api whose /metrics has no Emit timings is an error, not a missing figure", () => {
+  const other = bucketsOf(scrape([]), "hookline_rpc_handling_seconds", "hookline.v1.EmitService/Emit");
+  assert.throws(() => quantileBetween(new Map(), other, 0.5), /no Emit timings/);
+});

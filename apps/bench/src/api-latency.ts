@@ -27,13 +27,16 @@ export function bucketsOf(text: string, histogram: string, method: string): Buck
 /**
  * The q-quantile in ms of what was observed between two reads, interpolated linearly inside its
  * bucket as Prometheus's histogram_quantile does (so it is as fine as the buckets). Undefined
- * when nothing was observed, or when the quantile falls past the largest finite bound.
+ * when nothing was observed, or when the quantile falls past the largest finite bound (where
+ * histogram_quantile would give that bound, which reads as a measurement it is not).
  */
 export function quantileBetween(before: Buckets, after: Buckets, q: number): number | undefined {
+  // A missing series (the api counts nothing, or the name changed) must not read as "no figure".
+  if (!after.has(Number.POSITIVE_INFINITY)) throw new Error("no Emit timings in the api's /metrics");
   const bounds = [...after.keys()].sort((a, b) => a - b);
   const counts = bounds.map((le) => (after.get(le) ?? 0) - (before.get(le) ?? 0));
   const total = counts.at(-1) ?? 0;
-  if (total === 0) return undefined;
+  if (total <= 0) return undefined;
   const rank = q * total;
   let lower = 0;
   let below = 0;

@@ -76,12 +76,14 @@ test("/metrics counts RPCs by method and code over gRPC and Connect, and times t
     `hookline_rpc_handled_total{method="hookline.v1.${method}",code="${code}"}`;
   const timed = (method: string) => `hookline_rpc_handling_seconds_count{method="hookline.v1.${method}"}`;
   const watchCanceled = handled("AttemptLogService/WatchAttempts", "canceled");
+  const watchTimedOut = handled("AttemptLogService/WatchAttempts", "deadline_exceeded");
   const series = [
     handled("EmitService/Emit", "ok"),
     handled("EmitService/Emit", "invalid_argument"),
     handled("EmitService/GetEvent", "ok"),
     handled("EmitService/GetEvent", "not_found"),
     watchCanceled,
+    watchTimedOut,
     timed("EmitService/Emit"),
     timed("EmitService/GetEvent"),
     timed("AttemptLogService/WatchAttempts"),
@@ -113,10 +115,14 @@ test("/metrics counts RPCs by method and code over gRPC and Connect, and times t
   void stream.next().catch(() => undefined);
   await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 1);
   controller.abort();
+  // ...and one whose deadline passed is not counted as its caller leaving.
+  const expiring = shared.svc.log
+    .watchAttempts({ tenantId: "r" }, { timeoutMs: 200 })
+    [Symbol.asyncIterator]();
+  await assert.rejects(expiring.next(), /deadline/i);
 
-  const text = await eventually(
-    scrape,
-    (t) => value(t, watchCanceled) === (before.get(watchCanceled) ?? 0) + 1,
+  const text = await eventually(scrape, (t) =>
+    [watchCanceled, watchTimedOut].every((s) => value(t, s) === (before.get(s) ?? 0) + 1),
   );
   const after = new Map(series.map((s) => [s, (value(text, s) ?? 0) - (before.get(s) ?? 0)]));
   assert.deepEqual(Object.fromEntries(after), {
@@ -125,6 +131,7 @@ test("/metrics counts RPCs by method and code over gRPC and Connect, and times t
     [handled("EmitService/GetEvent", "ok")]: 1,
     [handled("EmitService/GetEvent", "not_found")]: 1,
     [watchCanceled]: 1,
+    [watchTimedOut]: 1,
     // Every unary call is timed, whichever path served it; a stream is not.
     [timed("EmitService/Emit")]: 3,
     [timed("EmitService/GetEvent")]: 2,

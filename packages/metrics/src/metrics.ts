@@ -48,13 +48,13 @@ export class HooklineMetrics {
   // dashboards already know; `method` is the gRPC path without its leading slash.
   readonly rpcHandled = new Counter({
     name: "hookline_rpc_handled_total",
-    help: "RPCs the api answered from a service, by method and status code (streams once they end).",
+    help: "RPCs a service of the api answered, by method and the status code it answered with (streams once they end).",
     labelNames: ["method", "code"] as const,
     registers: [this.registry],
   });
   readonly rpcHandling = new Histogram({
     name: "hookline_rpc_handling_seconds",
-    help: "How long unary RPCs took, from the call reaching the api to its answer.",
+    help: "How long unary RPCs took, from the call reaching the api to the service returning its answer.",
     labelNames: ["method"] as const,
     // Fine below 50 ms, where an Emit's latency is judged (issue 11 asks p99 < 20 ms).
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
