@@ -18,6 +18,16 @@ const value = (text: string, series: string) => {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 };
+/** Opens a WatchAttempts stream, waits until the api holds it open, then leaves it. */
+const watchThenLeave = async (tenantId: string) => {
+  const controller = new AbortController();
+  const stream = shared.svc.log
+    .watchAttempts({ tenantId }, { signal: controller.signal })
+    [Symbol.asyncIterator]();
+  void stream.next().catch(() => undefined);
+  await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 1);
+  controller.abort();
+};
 
 test("/metrics counts deliveries by outcome, attempts by status class, durations, backlog and streams", async () => {
   const ok = await shared.receiver();
@@ -61,13 +71,7 @@ test("/metrics counts deliveries by outcome, attempts by status class, durations
   assert.equal(await shared.svc.service.worker.sweep(), 2, "one delivery per subscribed endpoint");
   assert.equal(value(await scrape(), "hookline_sweeper_reenqueued_total"), 2);
 
-  const controller = new AbortController();
-  const stream = shared.svc.log
-    .watchAttempts({ tenantId: "m" }, { signal: controller.signal })
-    [Symbol.asyncIterator]();
-  void stream.next().catch(() => undefined);
-  await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 1);
-  controller.abort();
+  await watchThenLeave("m");
   await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 0);
 });
 
@@ -108,13 +112,7 @@ test("/metrics counts RPCs by method and code over gRPC and Connect, and times t
   assert.equal((await getEvent("r1")).status, 200);
   assert.equal((await getEvent("missing")).status, 404);
   // A stream is counted once it ends: here its caller goes away.
-  const controller = new AbortController();
-  const stream = shared.svc.log
-    .watchAttempts({ tenantId: "r" }, { signal: controller.signal })
-    [Symbol.asyncIterator]();
-  void stream.next().catch(() => undefined);
-  await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 1);
-  controller.abort();
+  await watchThenLeave("r");
   // ...and one whose deadline passed is not counted as its caller leaving.
   const expiring = shared.svc.log
     .watchAttempts({ tenantId: "r" }, { timeoutMs: 200 })
