@@ -13,53 +13,58 @@ export const arrivedAtKey = createContextKey<number | undefined>(undefined, {
 type Rpc = Pick<HooklineMetrics, "rpcHandled" | "rpcHandling">;
 
 /**
- * Counts every RPC a service answered, by method and the status code it answered with, and times
- * the unary ones until the service returned. Listed first, so it sees the codes the other
- * interceptors settled on. A stream is counted when it ends; one ended by its caller leaving or
- * its deadline passing carries the code of that (`canceled`, `deadline_exceeded`).
+ * Counts every RPC a service answered, by method and status code (an error no interceptor made
+ * a ConnectError is sent as internal), and times the unary ones until the service returned. Listed
+ * first, so it sees the codes the other interceptors settled on. A stream is counted when it ends.
+ * A call whose signal was aborted (its caller left, its deadline passed) counts as that
+ * (`canceled`, `deadline_exceeded`), whatever the implementation did after.
  */
 export function rpcMetricsInterceptor(metrics: Rpc): Interceptor {
   return (next) => async (request) => {
     const startedAt = request.contextValues.get(arrivedAtKey) ?? performance.now();
     const method = `${request.service.typeName}/${request.method.name}`;
-    const handled = (code: string) => {
-      metrics.rpcHandled.inc({ method, code });
+    const handled = (outcome: Outcome) => {
+      metrics.rpcHandled.inc({ method, code: codeTold(outcome, request.signal) });
       if (!request.stream) metrics.rpcHandling.observe({ method }, (performance.now() - startedAt) / 1000);
     };
     let response: Awaited<ReturnType<typeof next>>;
     try {
       response = await next(request);
     } catch (error) {
-      handled(codeOfThrown(error));
+      handled({ error });
       throw error;
     }
     if (!response.stream) {
       handled("ok");
       return response;
     }
-    return { ...response, message: untilEnd(response.message, request.signal, handled) };
+    return { ...response, message: untilEnd(response.message, handled) };
   };
 }
 
+type Outcome = "ok" | { error: unknown };
+
 async function* untilEnd<T>(
   messages: AsyncIterable<T>,
-  signal: AbortSignal,
-  ended: (code: string) => void,
+  ended: (outcome: Outcome) => void,
 ): AsyncGenerator<T> {
-  let code = "ok";
+  let outcome: Outcome = "ok";
   try {
     yield* messages;
   } catch (error) {
-    code = codeOfThrown(error);
+    outcome = { error };
     throw error;
   } finally {
-    // The reason is a ConnectError (a reset stream, a deadline) or, over HTTP/1.1, an AbortError,
-    // which ConnectError.from reads as canceled.
-    ended(code === "ok" && signal.aborted ? codeToString(ConnectError.from(signal.reason).code) : code);
+    ended(outcome);
   }
 }
 
-/** What the caller is told: an error no interceptor made a ConnectError is sent as internal. */
-function codeOfThrown(error: unknown): string {
-  return codeToString(error instanceof ConnectError ? error.code : Code.Internal);
+function codeTold(outcome: Outcome, signal: AbortSignal): string {
+  // The reason is a ConnectError (a reset stream, a deadline) or, over HTTP/1.1, an AbortError,
+  // which ConnectError.from reads as canceled. An implementation that stops on the abort may
+  // throw anything (a cancelled query, say) or end cleanly; the abort is what ended the call.
+  if (signal.aborted) return codeToString(ConnectError.from(signal.reason).code);
+  if (outcome === "ok") return "ok";
+  // An error no interceptor made a ConnectError is sent as internal.
+  return codeToString(outcome.error instanceof ConnectError ? outcome.error.code : Code.Internal);
 }

@@ -48,7 +48,7 @@ export class HooklineMetrics {
   // dashboards already know; `method` is the gRPC path without its leading slash.
   readonly rpcHandled = new Counter({
     name: "hookline_rpc_handled_total",
-    help: "RPCs a service of the api answered, by method and the status code it answered with (streams once they end).",
+    help: "RPCs a service of the api answered, by method and status code (streams once they end).",
     labelNames: ["method", "code"] as const,
     registers: [this.registry],
   });
