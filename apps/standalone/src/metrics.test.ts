@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { DeliveryStatus } from "@hookline/contracts";
 import { emitEvent } from "@hookline/store";
 import { eventually, readTestSettings } from "@hookline/testkit";
 import { finalDeliveries, sharedTestService } from "./test-helpers.js";
@@ -139,5 +140,30 @@ test("/metrics counts RPCs by method and code over gRPC and Connect, and times t
   });
   assert.ok(
     (value(text, 'hookline_rpc_handling_seconds_sum{method="hookline.v1.EmitService/Emit"}') ?? 0) > 0,
+  );
+});
+
+test("/metrics shows how long after they were due attempts started: first attempts, retries and manual ones", async () => {
+  const series = (kind: string) => `hookline_attempt_start_delay_seconds_count{kind="${kind}"}`;
+  const counts = async () => {
+    const text = await scrape();
+    return Object.fromEntries(
+      ["first", "retry", "manual"].map((kind) => [kind, value(text, series(kind)) ?? 0]),
+    );
+  };
+  const before = await counts();
+  // Fails once, then answers 200: a first attempt and a retry, then a resend asked for by hand.
+  const flaky = await shared.receiver((_request, n) => (n === 1 ? { status: 503 } : { status: 200 }));
+  await shared.svc.endpoints.createEndpoint({ tenantId: "late", id: "flaky", url: flaky.url });
+  await shared.svc.emit.emit({ tenantId: "late", eventId: "l1", eventType: "a", dataJson: "{}" });
+  const [delivery] = await finalDeliveries(shared.svc, "late", "l1");
+  assert.equal(delivery?.status, DeliveryStatus.DELIVERED);
+  await shared.svc.log.retryDelivery({ tenantId: "late", deliveryId: delivery?.id ?? "" });
+  await flaky.waitForRequests(3);
+
+  const after = await eventually(counts, (c) => c.manual === (before.manual ?? 0) + 1);
+  assert.deepEqual(
+    { first: (after.first ?? 0) - (before.first ?? 0), retry: (after.retry ?? 0) - (before.retry ?? 0) },
+    { first: 1, retry: 1 },
   );
 });

@@ -26,7 +26,11 @@ export interface DeliveryDeps {
   retry: RetryPolicy;
   now(): number;
   random(): number;
+  /** Told as an attempt starts: which attempt, and how long after it was due (ms, never negative). */
+  attemptStarted?(kind: AttemptKind, lateMs: number): void;
 }
+
+export type AttemptKind = "first" | "retry" | "manual";
 
 /**
  * Runs one attempt of a delivery. The store decides which attempt is due, so a job that stalled
@@ -53,6 +57,12 @@ export async function processDelivery(
 
   const body = envelopeOf(work);
   const startedAt = deps.now();
+  // The api's clock set a first attempt's due time: a skewed one must not read as early.
+  const dueAt = work.nextAttemptAt?.getTime() ?? startedAt;
+  deps.attemptStarted?.(
+    job.manual ? "manual" : due === 1 ? "first" : "retry",
+    Math.max(0, startedAt - dueAt),
+  );
   // During a rotation's grace period every live secret signs, so receivers holding either verify.
   const secrets = [
     work.endpoint.secret,

@@ -127,6 +127,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             retry: deps.retry,
             now,
             random: deps.random ?? Math.random,
+            ...(deps.metrics && {
+              attemptStarted: (kind, lateMs) =>
+                deps.metrics?.attemptStartDelay.observe({ kind }, lateMs / 1000),
+            }),
           },
           job,
         ),

@@ -39,6 +39,14 @@ export class HooklineMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
+  readonly attemptStartDelay = new Histogram({
+    name: "hookline_attempt_start_delay_seconds",
+    help: "How long after it was due an attempt started (a first attempt is due at its Emit's commit, a retry at its scheduled time), by kind: first, retry or manual.",
+    labelNames: ["kind"] as const,
+    // From a retry on time (tens of ms) to a backlog worked off over minutes.
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+    registers: [this.registry],
+  });
   readonly sweeperReenqueued = new Counter({
     name: "hookline_sweeper_reenqueued_total",
     help: "Pending deliveries the sweeper found without a queue job and enqueued again.",
