@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DeliveryStatus } from "@hookline/contracts";
 import { emitEvent } from "@hookline/store";
-import { eventually, readTestSettings } from "@hookline/testkit";
-import { finalDeliveries, sharedTestService } from "./test-helpers.js";
+import { eventually, readTestSettings, startReceiver } from "@hookline/testkit";
+import { finalDeliveries, sharedTestService, startTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -144,26 +144,33 @@ test("/metrics counts RPCs by method and code over gRPC and Connect, and times t
 });
 
 test("/metrics shows how long after they were due attempts started: first attempts, retries and manual ones", async () => {
-  const series = (kind: string) => `hookline_attempt_start_delay_seconds_count{kind="${kind}"}`;
-  const counts = async () => {
-    const text = await scrape();
-    return Object.fromEntries(
-      ["first", "retry", "manual"].map((kind) => [kind, value(text, series(kind)) ?? 0]),
-    );
-  };
-  const before = await counts();
+  // A service of its own: the shared one's hanging and failing endpoints start attempts of their
+  // own for seconds after their test, and the histogram has no tenant to tell them apart.
+  const svc = await startTestService(settings, {
+    HOOKLINE_METRICS_ADDR: "127.0.0.1:0",
+    HOOKLINE_RETRY_SCHEDULE: "20ms",
+  });
   // Fails once, then answers 200: a first attempt and a retry, then a resend asked for by hand.
-  const flaky = await shared.receiver((_request, n) => (n === 1 ? { status: 503 } : { status: 200 }));
-  await shared.svc.endpoints.createEndpoint({ tenantId: "late", id: "flaky", url: flaky.url });
-  await shared.svc.emit.emit({ tenantId: "late", eventId: "l1", eventType: "a", dataJson: "{}" });
-  const [delivery] = await finalDeliveries(shared.svc, "late", "l1");
-  assert.equal(delivery?.status, DeliveryStatus.DELIVERED);
-  await shared.svc.log.retryDelivery({ tenantId: "late", deliveryId: delivery?.id ?? "" });
-  await flaky.waitForRequests(3);
-
-  const after = await eventually(counts, (c) => c.manual === (before.manual ?? 0) + 1);
-  assert.deepEqual(
-    { first: (after.first ?? 0) - (before.first ?? 0), retry: (after.retry ?? 0) - (before.retry ?? 0) },
-    { first: 1, retry: 1 },
-  );
+  const flaky = await startReceiver((_request, n) => (n === 1 ? { status: 503 } : { status: 200 }));
+  try {
+    const counts = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${svc.service.metricsPort}/metrics`)).text();
+      return Object.fromEntries(
+        ["first", "retry", "manual"].map((kind) => [
+          kind,
+          value(text, `hookline_attempt_start_delay_seconds_count{kind="${kind}"}`) ?? 0,
+        ]),
+      );
+    };
+    await svc.endpoints.createEndpoint({ tenantId: "late", id: "flaky", url: flaky.url });
+    await svc.emit.emit({ tenantId: "late", eventId: "l1", eventType: "a", dataJson: "{}" });
+    const [delivery] = await finalDeliveries(svc, "late", "l1");
+    assert.equal(delivery?.status, DeliveryStatus.DELIVERED);
+    await svc.log.retryDelivery({ tenantId: "late", deliveryId: delivery?.id ?? "" });
+    await flaky.waitForRequests(3);
+    assert.deepEqual(await eventually(counts, (c) => c.manual === 1), { first: 1, retry: 1, manual: 1 });
+  } finally {
+    await flaky.close();
+    await svc.close();
+  }
 });

@@ -205,3 +205,23 @@ test("a 410 is recorded before the job ends, so the endpoint's next deliveries f
   await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
   assert.equal(h.recorded[0]?.disableEndpointReason, "the endpoint answered 410 Gone");
 });
+
+test("an attempt says how long after it was due it started, by kind, and never less than zero", async () => {
+  const started: [string, number][] = [];
+  const run = async (delivery: DeliveryWork, job: { attemptNumber: number; manual?: true }) => {
+    const { deps } = harness(delivery, ok);
+    deps.attemptStarted = (kind, lateMs) => started.push([kind, lateMs]);
+    await processDelivery(deps, { deliveryId: delivery.id, ...job });
+  };
+  // A retry due 250 ms ago, a first attempt due "later" by a clock ahead of ours, a manual one.
+  await run(work({ attemptCount: 1, nextAttemptAt: new Date(NOW - 250) }), { attemptNumber: 2 });
+  await run(work({ nextAttemptAt: new Date(NOW + 40) }), { attemptNumber: 1 });
+  await run(work({ attemptCount: 2, nextAttemptAt: new Date(NOW - 5) }), { attemptNumber: 3, manual: true });
+  // Not due (an older job ran late): no request, nothing told.
+  await run(work({ attemptCount: 2 }), { attemptNumber: 1 });
+  assert.deepEqual(started, [
+    ["retry", 250],
+    ["first", 0],
+    ["manual", 5],
+  ]);
+});

@@ -26,7 +26,10 @@ export interface DeliveryDeps {
   retry: RetryPolicy;
   now(): number;
   random(): number;
-  /** Told as an attempt starts: which attempt, and how long after it was due (ms, never negative). */
+  /**
+   * Told as an attempt's request starts: which attempt, and how long after it was due (ms, never
+   * negative). A job that runs again (a worker stalled) starts its request again, and is told again.
+   */
   attemptStarted?(kind: AttemptKind, lateMs: number): void;
 }
 
@@ -57,12 +60,6 @@ export async function processDelivery(
 
   const body = envelopeOf(work);
   const startedAt = deps.now();
-  // The api's clock set a first attempt's due time: a skewed one must not read as early.
-  const dueAt = work.nextAttemptAt?.getTime() ?? startedAt;
-  deps.attemptStarted?.(
-    job.manual ? "manual" : due === 1 ? "first" : "retry",
-    Math.max(0, startedAt - dueAt),
-  );
   // During a rotation's grace period every live secret signs, so receivers holding either verify.
   const secrets = [
     work.endpoint.secret,
@@ -70,6 +67,13 @@ export async function processDelivery(
   ];
   const headers = webhookHeaders(secrets.map(parseSecret), work.eventId, Math.floor(startedAt / 1000), body);
   headers["user-agent"] = "Hookline/0.1";
+  // The api's clock set a first or manual attempt's due time: one ahead of ours must not read as
+  // early (one behind adds its skew).
+  const dueAt = work.nextAttemptAt?.getTime() ?? startedAt;
+  deps.attemptStarted?.(
+    job.manual ? "manual" : due === 1 ? "first" : "retry",
+    Math.max(0, startedAt - dueAt),
+  );
   const outcome = await deps.http.post({ url: work.endpoint.url, headers, body });
 
   const verdict = verdictOf(outcome);

@@ -41,7 +41,7 @@ export class HooklineMetrics {
   });
   readonly attemptStartDelay = new Histogram({
     name: "hookline_attempt_start_delay_seconds",
-    help: "How long after it was due an attempt started (a first attempt is due at its Emit's commit, a retry at its scheduled time), by kind: first, retry or manual.",
+    help: "How long after it was due a worker started an attempt's request, by kind: first (due when its Emit was written), retry (due at its scheduled time) or manual (due when asked for).",
     labelNames: ["kind"] as const,
     // From a retry on time (tens of ms) to a backlog worked off over minutes.
     buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
