@@ -4,8 +4,9 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AttemptTrigger, DeliveryStatus } from "@hookline/contracts";
-import { readTestSettings } from "@hookline/testkit";
-import { attemptsOf, finalDeliveries, sharedTestService } from "./test-helpers.js";
+import { reopenDeliveries } from "@hookline/store";
+import { readTestSettings, startReceiver } from "@hookline/testkit";
+import { attemptsOf, finalDeliveries, sharedTestService, startTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -101,6 +102,46 @@ test("RetryDelivery makes one manual attempt for a failed delivery", async () =>
     shared.svc.log.retryDelivery({ tenantId: "retry", deliveryId: "dl_nope" }),
     /not found/,
   );
+});
+
+test("a RetryDelivery whose job was lost is still one manual attempt when the sweeper puts it back", async () => {
+  // A schedule with a wait left after the second attempt, which a scheduled attempt would start.
+  const svc = await startTestService(settings, {
+    HOOKLINE_RETRY_SCHEDULE: "20ms,1h",
+    HOOKLINE_SWEEP_INTERVAL: "1h",
+    HOOKLINE_SWEEP_GRACE: "0ms",
+  });
+  const r = await startReceiver((_request, n) => ({ status: n === 1 ? 200 : 503 }));
+  try {
+    await svc.endpoints.createEndpoint({ tenantId: "lost", id: "ep", url: r.url });
+    const { deliveryIds } = await svc.emit.emit({
+      tenantId: "lost",
+      eventId: "e",
+      eventType: "x",
+      dataJson: "{}",
+    });
+    const [delivered] = await finalDeliveries(svc, "lost", "e");
+    assert.equal(delivered?.status, DeliveryStatus.DELIVERED);
+    // What RetryDelivery commits before it queues the attempt; the api dies before the add.
+    await reopenDeliveries(
+      svc.service.infra.store.db,
+      { tenantId: "lost", deliveryId: deliveryIds[0] ?? "" },
+      new Date(),
+    );
+    assert.equal(await svc.service.worker.sweep(), 1);
+    const [resent] = await finalDeliveries(svc, "lost", "e");
+    assert.equal(resent?.status, DeliveryStatus.FAILED, "failed, not pending on a new schedule");
+    assert.deepEqual(
+      (await attemptsOf(svc, "lost", "e")).map((a) => [a.attemptNumber, a.responseStatus, a.trigger]),
+      [
+        [1, 200, AttemptTrigger.SCHEDULED],
+        [2, 503, AttemptTrigger.MANUAL],
+      ],
+    );
+  } finally {
+    await r.close();
+    await svc.close();
+  }
 });
 
 test("RecoverEndpoint requeues the endpoint's failed deliveries since a time, once", async () => {

@@ -25,6 +25,7 @@ function work(overrides: Partial<DeliveryWork> = {}): DeliveryWork {
     status: "pending",
     attemptCount: 0,
     nextAttemptAt: new Date(NOW),
+    nextAttemptManual: false,
     eventType: "order.paid",
     dataJson: "{}",
     eventCreatedAt: new Date(NOW - 1000),
@@ -224,4 +225,15 @@ test("an attempt says how long after it was due it started, by kind, and never l
     ["first", 0],
     ["manual", 5],
   ]);
+});
+
+test("an attempt the store marks as asked for by hand is one attempt, even from a job without the mark", async () => {
+  // What the sweeper puts back when a RetryDelivery's job was lost: the job says nothing of it.
+  const h = harness(work({ attemptCount: 1, nextAttemptManual: true }), unavailable);
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 2 });
+  assert.deepEqual(
+    h.recorded.map((r) => [r.attemptNumber, r.trigger, r.deliveryStatus, r.nextAttemptAt]),
+    [[2, "manual", "failed", null]],
+  );
+  assert.deepEqual(h.enqueued, [], "no new retry schedule");
 });

@@ -58,6 +58,9 @@ export async function processDelivery(
     return undefined;
   }
 
+  // The store says whether this attempt was asked for by hand: a job the sweeper put back carries
+  // no mark of its own.
+  const manual = job.manual === true || work.nextAttemptManual;
   const body = envelopeOf(work);
   const startedAt = deps.now();
   // During a rotation's grace period every live secret signs, so receivers holding either verify.
@@ -70,16 +73,13 @@ export async function processDelivery(
   // The api's clock set a first or manual attempt's due time: one ahead of ours must not read as
   // early (one behind adds its skew).
   const dueAt = work.nextAttemptAt?.getTime() ?? startedAt;
-  deps.attemptStarted?.(
-    job.manual ? "manual" : due === 1 ? "first" : "retry",
-    Math.max(0, startedAt - dueAt),
-  );
+  deps.attemptStarted?.(manual ? "manual" : due === 1 ? "first" : "retry", Math.max(0, startedAt - dueAt));
   const outcome = await deps.http.post({ url: work.endpoint.url, headers, body });
 
   const verdict = verdictOf(outcome);
   // A manual attempt is one attempt: it never starts a new retry schedule.
   const waitMs =
-    verdict === "retry" && !job.manual ? retryDelayMs(deps.retry, due, outcome, deps.random) : undefined;
+    verdict === "retry" && !manual ? retryDelayMs(deps.retry, due, outcome, deps.random) : undefined;
   // The wait runs from the answer: recording the attempt and adding the job come out of it.
   const nextAttemptAt = waitMs === undefined ? undefined : deps.now() + waitMs;
   const status: DeliveryStatusValue =
@@ -100,7 +100,7 @@ export async function processDelivery(
     error: outcome.kind === "error" ? outcome.error : "",
     deliveryStatus: status,
     nextAttemptAt: nextAttemptAt === undefined ? null : new Date(nextAttemptAt),
-    trigger: job.manual ? "manual" : "scheduled",
+    trigger: manual ? "manual" : "scheduled",
     ...(verdict === "gone" && { disableEndpointReason: "the endpoint answered 410 Gone" }),
   };
   // The writes may run after the job: they keep the delivery's ids, not its payload.

@@ -35,11 +35,12 @@ function harness(overdue: OverdueDelivery[] | OverdueDelivery[][], queued: Set<s
   };
 }
 
-const delivery = (id: string, attemptCount: number): OverdueDelivery => ({
+const delivery = (id: string, attemptCount: number, manual = false): OverdueDelivery => ({
   id,
   tenantId: "t",
   endpointId: "ep",
   attemptCount,
+  manual,
 });
 
 test("the sweeper re-enqueues the due attempt of overdue deliveries that have no job, and only those", async () => {
@@ -91,4 +92,12 @@ test("a delivery whose attempt is recorded, or gets a job, before the sweep conf
   };
   assert.equal(await sweepOnce(h.deps), 0);
   assert.deepEqual(h.enqueued, []);
+});
+
+test("a delivery whose due attempt was asked for by hand is put back as such", async () => {
+  const h = harness([delivery("m", 1, true)], new Set());
+  assert.equal(await sweepOnce(h.deps), 1);
+  assert.deepEqual(h.enqueued, [
+    { deliveryId: "m", tenantId: "t", endpointId: "ep", attemptNumber: 2, manual: true },
+  ]);
 });

@@ -62,6 +62,7 @@ async function findJobless(deps: SweeperDeps, worth: (key: string) => boolean) {
       tenantId: delivery.tenantId,
       endpointId: delivery.endpointId,
       attemptNumber,
+      ...(delivery.manual && { manual: true }),
     });
   }
   return jobless;

@@ -100,7 +100,7 @@ export async function recordAttempts(
     moved_on as (
       update hookline.deliveries d
       set status = i.delivery_status, attempt_count = i.attempt_number,
-          next_attempt_at = i.next_attempt_at, updated_at = ${now}
+          next_attempt_at = i.next_attempt_at, next_attempt_manual = false, updated_at = ${now}
       from inserted ins join input i on i.delivery_id = ins.delivery_id and i.attempt_number = ins.attempt_number
       where d.id = ins.delivery_id
     ),

@@ -72,6 +72,8 @@ export interface DeliveryWork {
   status: DeliveryStatusValue;
   attemptCount: number;
   nextAttemptAt: Date | null;
+  /** The due attempt was asked for by hand (RetryDelivery, RecoverEndpoint), whatever its job says. */
+  nextAttemptManual: boolean;
   eventType: string;
   dataJson: string;
   eventCreatedAt: Date;
@@ -108,6 +110,7 @@ export async function loadDeliveryWork(
       "d.status",
       "d.attempt_count",
       "d.next_attempt_at",
+      "d.next_attempt_manual",
       "e.event_type",
       "e.data_json",
       "e.created_at as event_created_at",
@@ -126,6 +129,7 @@ export async function loadDeliveryWork(
     status: row.status,
     attemptCount: row.attempt_count,
     nextAttemptAt: row.next_attempt_at,
+    nextAttemptManual: row.next_attempt_manual,
     eventType: row.event_type,
     dataJson: row.data_json,
     eventCreatedAt: row.event_created_at,
@@ -167,6 +171,8 @@ export interface OverdueDelivery {
   tenantId: string;
   endpointId: string;
   attemptCount: number;
+  /** Its due attempt was asked for by hand. */
+  manual: boolean;
 }
 
 export async function findOverdueDeliveries(
@@ -176,7 +182,7 @@ export async function findOverdueDeliveries(
 ): Promise<OverdueDelivery[]> {
   const rows = await db
     .selectFrom("deliveries")
-    .select(["id", "tenant_id", "endpoint_id", "attempt_count"])
+    .select(["id", "tenant_id", "endpoint_id", "attempt_count", "next_attempt_manual"])
     .where("status", "=", "pending")
     .where("next_attempt_at", "<", dueBefore)
     .orderBy("next_attempt_at")
@@ -187,6 +193,7 @@ export async function findOverdueDeliveries(
     tenantId: row.tenant_id,
     endpointId: row.endpoint_id,
     attemptCount: row.attempt_count,
+    manual: row.next_attempt_manual,
   }));
 }
 
@@ -283,7 +290,7 @@ export async function reopenDeliveries(
 ): Promise<OverdueDelivery[]> {
   let query = db
     .updateTable("deliveries")
-    .set({ status: "pending", next_attempt_at: now, updated_at: now })
+    .set({ status: "pending", next_attempt_at: now, next_attempt_manual: true, updated_at: now })
     .where("tenant_id", "=", target.tenantId);
   query =
     "deliveryId" in target
@@ -298,6 +305,7 @@ export async function reopenDeliveries(
     tenantId: row.tenant_id,
     endpointId: row.endpoint_id,
     attemptCount: row.attempt_count,
+    manual: true,
   }));
 }
 

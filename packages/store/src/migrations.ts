@@ -141,6 +141,18 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0005_next_attempt_manual": {
+    async up(db: Kysely<unknown>) {
+      // Whether the pending attempt was asked for by hand (RetryDelivery, RecoverEndpoint). Kept
+      // with the delivery, not only on its job: a job the sweeper has to put back (the api died
+      // before queuing it, Redis lost it) is still the one manual attempt, with no new schedule.
+      await db.schema
+        .withSchema(STORE_SCHEMA)
+        .alterTable("deliveries")
+        .addColumn("next_attempt_manual", "boolean", (c) => c.notNull().defaultTo(false))
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -51,6 +51,8 @@ export interface DeliveryTable {
   status: DeliveryStatusValue;
   attempt_count: number;
   next_attempt_at: Timestamp | null;
+  /** The pending attempt was asked for by hand: one attempt, no new retry schedule. */
+  next_attempt_manual: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
