@@ -122,11 +122,12 @@ test("a RetryDelivery whose job was lost is still one manual attempt when the sw
     });
     const [delivered] = await finalDeliveries(svc, "lost", "e");
     assert.equal(delivered?.status, DeliveryStatus.DELIVERED);
-    // What RetryDelivery commits before it queues the attempt; the api dies before the add.
+    // What RetryDelivery commits before it queues the attempt; the api dies before the add. A
+    // second ago, so the sweep (grace 0) finds it due however fast it runs.
     await reopenDeliveries(
       svc.service.infra.store.db,
       { tenantId: "lost", deliveryId: deliveryIds[0] ?? "" },
-      new Date(),
+      new Date(Date.now() - 1000),
     );
     assert.equal(await svc.service.worker.sweep(), 1);
     const [resent] = await finalDeliveries(svc, "lost", "e");

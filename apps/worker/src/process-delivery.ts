@@ -50,7 +50,8 @@ export async function processDelivery(
   const due = work.attemptCount + 1;
   if (job.attemptNumber !== due) {
     // An older job ran late (or again): make sure the due attempt has its job, then stop.
-    if (job.attemptNumber < due) await scheduleAttempt(deps, work, due, work.nextAttemptAt?.getTime());
+    if (job.attemptNumber < due)
+      await scheduleAttempt(deps, work, due, work.nextAttemptAt?.getTime(), work.nextAttemptManual);
     return undefined;
   }
   if (work.endpoint?.status !== "enabled") {
@@ -122,6 +123,7 @@ function scheduleAttempt(
   work: Pick<DeliveryWork, "id" | "tenantId" | "endpointId">,
   attemptNumber: number,
   dueAt?: number,
+  manual = false,
 ) {
   return deps.producer.enqueue([
     {
@@ -130,6 +132,7 @@ function scheduleAttempt(
       endpointId: work.endpointId,
       attemptNumber,
       ...(dueAt !== undefined && { dueAt }),
+      ...(manual && { manual: true }),
     },
   ]);
 }

@@ -3,6 +3,7 @@ import { after, before, test } from "node:test";
 import { readTestSettings } from "@hookline/testkit";
 import {
   type AttemptResult,
+  cancelDeliveries,
   createEndpoint,
   disableFailingEndpoints,
   emitEvent,
@@ -10,6 +11,7 @@ import {
   getEvent,
   listAttempts,
   recordAttempts,
+  reopenDeliveries,
 } from "./index.js";
 import { openTestStore } from "./test-helpers.js";
 
@@ -73,6 +75,38 @@ test("an attempt recorded twice (a job that ran again) yields one row, and numbe
   assert.equal(items[0]?.responseBody, "oops\uFFFD");
   const event = await getEvent(store.db, "t", "e1");
   assert.deepEqual([event.deliveries[0]?.status, event.deliveries[0]?.attemptCount], ["delivered", 2]);
+});
+
+test("once reopened by hand, a delivery takes only its manual attempt: a scheduled one still under way is refused", async () => {
+  await createEndpoint(
+    store.db,
+    { tenantId: "hand", id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
+    now,
+  );
+  const { deliveries } = await emitEvent(
+    store.db,
+    { tenantId: "hand", id: "e", eventType: "x", dataJson: "{}" },
+    now,
+  );
+  const id = deliveries[0]?.id ?? "";
+  // Attempt 1 is under way when the delivery is cancelled (its endpoint was disabled), then
+  // reopened by hand: attempt 1 again, this time manual.
+  await cancelDeliveries(store.db, [id], now);
+  await reopenDeliveries(store.db, { tenantId: "hand", deliveryId: id }, now);
+  const [late] = await recordAttempts(store.db, [result(id, 1)], now);
+  assert.equal(late, undefined, "the scheduled attempt's late record");
+  const [manual] = await recordAttempts(
+    store.db,
+    [result(id, 1, { trigger: "manual", deliveryStatus: "failed", nextAttemptAt: null })],
+    now,
+  );
+  assert.ok(manual);
+  // Recorded, the mark is gone: the next attempts are scheduled ones again.
+  await reopenDeliveries(store.db, { tenantId: "hand", deliveryId: id }, now);
+  const [afterHand] = await recordAttempts(store.db, [result(id, 2, { trigger: "manual" })], now);
+  assert.ok(afterHand);
+  const [scheduled] = await recordAttempts(store.db, [result(id, 3)], now);
+  assert.ok(scheduled, "a scheduled attempt after the manual one is recorded");
 });
 
 test("a 410 disables the endpoint with its reason", async () => {

@@ -82,7 +82,7 @@ export async function recordAttempts(
     -- status filter below, the planner (with stale statistics) walked the partial pending index,
     -- the whole backlog, for every batch.
     target as materialized (
-      select d.id, d.tenant_id, d.event_id, d.endpoint_id, d.status, d.attempt_count
+      select d.id, d.tenant_id, d.event_id, d.endpoint_id, d.status, d.attempt_count, d.next_attempt_manual
       from hookline.deliveries d cross join attempt_order
       where d.id = any(${column((r) => r.deliveryId)}::text[])
     ),
@@ -93,6 +93,9 @@ export async function recordAttempts(
              i.duration_ms, i.response_status, i.response_body, i.error, i.delivery_status, i.trigger
       from input i join target d on d.id = i.delivery_id
       where d.status = 'pending' and d.attempt_count = i.attempt_number - 1
+        -- Once reopened by hand, only the manual attempt counts: a scheduled one that was still
+        -- under way when the delivery was cancelled must not take its place and start a schedule.
+        and (not d.next_attempt_manual or i.trigger = 'manual')
       order by i.ord
       on conflict (delivery_id, attempt_number) do nothing
       returning id, tenant_id, endpoint_id, delivery_id, attempt_number, started_at, response_status

@@ -157,7 +157,7 @@ export async function cancelDeliveries(
   if (ids.length === 0) return [];
   const rows = await db
     .updateTable("deliveries")
-    .set({ status: "cancelled", next_attempt_at: null, updated_at: now })
+    .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
     .where("id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
     .where("status", "=", "pending")
     .returning("id")

@@ -176,7 +176,7 @@ export async function deleteEndpoint(
     if (result.numDeletedRows === 0n) throw new NotFoundError(`endpoint "${id}"`);
     await tx
       .updateTable("deliveries")
-      .set({ status: "cancelled", next_attempt_at: null, updated_at: now })
+      .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
       .where("tenant_id", "=", tenantId)
       .where("endpoint_id", "=", id)
       .where("status", "=", "pending")
