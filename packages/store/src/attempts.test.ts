@@ -41,18 +41,28 @@ const result = (
   ...over,
 });
 
-test("an attempt recorded twice (a job that ran again) yields one row, and numbers follow the store", async () => {
+/** A new endpoint taking `eventTypes` (empty: all), and the id of its delivery of a new event. */
+async function deliveryTo(
+  tenantId: string,
+  endpointId: string,
+  event: { id: string; type: string },
+  eventTypes: string[] = [event.type],
+): Promise<string> {
   await createEndpoint(
     store.db,
-    { tenantId: "t", id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
+    { tenantId, id: endpointId, url: "https://x.test", description: "", eventTypes, secret: "s" },
     now,
   );
   const { deliveries } = await emitEvent(
     store.db,
-    { tenantId: "t", id: "e1", eventType: "x", dataJson: "{}" },
+    { tenantId, id: event.id, eventType: event.type, dataJson: "{}" },
     now,
   );
-  const id = deliveries[0]?.id ?? "";
+  return deliveries.find((d) => d.endpointId === endpointId)?.id ?? "";
+}
+
+test("an attempt recorded twice (a job that ran again) yields one row, and numbers follow the store", async () => {
+  const id = await deliveryTo("t", "ep", { id: "e1", type: "x" }, []);
   const [first] = await recordAttempts(store.db, [result(id, 1)], now);
   assert.ok(first);
   const [again, skipped] = await recordAttempts(store.db, [result(id, 1), result(id, 3)], now);
@@ -78,17 +88,7 @@ test("an attempt recorded twice (a job that ran again) yields one row, and numbe
 });
 
 test("once reopened by hand, a delivery takes only its manual attempt: a scheduled one still under way is refused", async () => {
-  await createEndpoint(
-    store.db,
-    { tenantId: "hand", id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
-    now,
-  );
-  const { deliveries } = await emitEvent(
-    store.db,
-    { tenantId: "hand", id: "e", eventType: "x", dataJson: "{}" },
-    now,
-  );
-  const id = deliveries[0]?.id ?? "";
+  const id = await deliveryTo("hand", "ep", { id: "e", type: "x" });
   // Attempt 1 is under way when the delivery is cancelled (its endpoint was disabled), then
   // reopened by hand: attempt 1 again, this time manual.
   await cancelDeliveries(store.db, [id], now);
@@ -110,17 +110,7 @@ test("once reopened by hand, a delivery takes only its manual attempt: a schedul
 });
 
 test("a 410 disables the endpoint with its reason", async () => {
-  await createEndpoint(
-    store.db,
-    { tenantId: "t", id: "gone", url: "https://x.test", description: "", eventTypes: ["g"], secret: "s" },
-    now,
-  );
-  const { deliveries } = await emitEvent(
-    store.db,
-    { tenantId: "t", id: "e2", eventType: "g", dataJson: "{}" },
-    now,
-  );
-  const id = deliveries.find((d) => d.endpointId === "gone")?.id ?? "";
+  const id = await deliveryTo("t", "gone", { id: "e2", type: "g" });
   await recordAttempts(
     store.db,
     [
@@ -145,28 +135,8 @@ test("a 410 disables the endpoint with its reason", async () => {
 
 test("an endpoint's run of failures dates from its first failure, and a success ends it", async () => {
   const at = (secondsAgo: number) => new Date(now.getTime() - secondsAgo * 1000);
-  const deliveryOf = async (endpointId: string, eventId: string) => {
-    await createEndpoint(
-      store.db,
-      {
-        tenantId: "runs",
-        id: endpointId,
-        url: "https://x.test",
-        description: "",
-        eventTypes: [eventId],
-        secret: "s",
-      },
-      now,
-    );
-    const emitted = await emitEvent(
-      store.db,
-      { tenantId: "runs", id: eventId, eventType: eventId, dataJson: "{}" },
-      now,
-    );
-    return emitted.deliveries[0]?.id ?? "";
-  };
-  const stillFailing = await deliveryOf("still-failing", "sf");
-  const healed = await deliveryOf("healed", "h");
+  const stillFailing = await deliveryTo("runs", "still-failing", { id: "sf", type: "sf" });
+  const healed = await deliveryTo("runs", "healed", { id: "h", type: "h" });
   // Separate batches, as attempts minutes apart are: the second failure keeps the run's start.
   await recordAttempts(
     store.db,
