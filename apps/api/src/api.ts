@@ -6,7 +6,7 @@ import { type ApiToken, createAuthenticator } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
 import { registerEcosystem } from "./ecosystem/index.js";
 import { errorMappingInterceptor } from "./errors.js";
-import { rpcMetricsInterceptor } from "./rpc-metrics.js";
+import { countRefused, rpcMetricsInterceptor } from "./rpc-metrics.js";
 import { type ListeningServer, serve } from "./server.js";
 import { attemptLogService } from "./services/attempt-log-service.js";
 import { emitService } from "./services/emit-service.js";
@@ -50,6 +50,7 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
       errorMappingInterceptor(deps.log),
     ],
     authenticate: createAuthenticator(options.tokens, { key: deps.portalKey, now: deps.now }),
+    ...(options.metrics && { onRefused: countRefused(options.metrics) }),
     limits: options.limits,
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,

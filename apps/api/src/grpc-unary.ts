@@ -36,6 +36,8 @@ export interface GrpcUnaryOptions {
   readMaxBytes: number;
   /** Applied in the order Connect applies them: the first is the outermost. */
   interceptors: readonly Interceptor[];
+  /** Told of a call refused from its headers (no or an unknown token): its method and the error. */
+  onRefused?: (method: string, error: ConnectError) => void;
 }
 
 /** Serves one call, or answers false for a call it does not take (then Connect serves it). */
@@ -75,6 +77,7 @@ export function createGrpcUnaryServer(
     if (route === undefined || req.method !== "POST" || !takes(req.headers)) return false;
     const values = contextFor(route.service);
     if (values instanceof ConnectError) {
+      options.onRefused?.(req.url.slice(1), values);
       answerError(res, undefined, values);
       return true;
     }

@@ -27,6 +27,8 @@ export interface RequestHandlerOptions {
   /** Largest request message accepted, in bytes. */
   readMaxBytes: number;
   authenticate: Authenticator;
+  /** Told of a call refused from its headers (no or an unknown token): its method and the error. */
+  onRefused?: (method: string, error: ConnectError) => void;
 }
 
 /**
@@ -81,7 +83,9 @@ export function createRequestHandler(
         ),
       );
     } catch (error) {
-      writeRejection(req, res, ConnectError.from(error));
+      const rejection = ConnectError.from(error);
+      options.onRefused?.(`${handler.service.typeName}/${handler.method.name}`, rejection);
+      writeRejection(req, res, rejection);
       return;
     }
     handler(request)

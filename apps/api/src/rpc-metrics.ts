@@ -42,6 +42,14 @@ export function rpcMetricsInterceptor(metrics: Rpc): Interceptor {
   };
 }
 
+/**
+ * Counts a call refused from its headers (a missing or unknown token), which never reaches the
+ * interceptor, so that token guessing shows beside the calls the services answered.
+ */
+export function countRefused(metrics: Rpc): (method: string, error: ConnectError) => void {
+  return (method, error) => metrics.rpcHandled.inc({ method, code: codeToString(error.code) });
+}
+
 type Outcome = "ok" | { error: unknown };
 
 async function* untilEnd<T>(

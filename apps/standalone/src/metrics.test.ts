@@ -174,3 +174,35 @@ test("/metrics shows how long after they were due attempts started: first attemp
     await svc.close();
   }
 });
+
+test("/metrics counts calls refused before their service, such as one without a token, over gRPC and Connect", async () => {
+  const svc = await startTestService(settings, {
+    HOOKLINE_METRICS_ADDR: "127.0.0.1:0",
+    HOOKLINE_API_TOKENS: "metrics-token-0123456789",
+  });
+  try {
+    // Neither call carries a token: the api answers from the headers, before any service runs.
+    await assert.rejects(
+      svc.emit.emit({ tenantId: "x", eventType: "a", dataJson: "{}" }),
+      /unauthenticated/i,
+    );
+    const connect = await fetch(`http://${svc.service.address}/hookline.v1.EmitService/Emit`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tenantId: "x", eventType: "a", dataJson: "{}" }),
+    });
+    assert.equal(connect.status, 401);
+    const text = await (await fetch(`http://127.0.0.1:${svc.service.metricsPort}/metrics`)).text();
+    assert.equal(
+      value(text, 'hookline_rpc_handled_total{method="hookline.v1.EmitService/Emit",code="unauthenticated"}'),
+      2,
+    );
+    // Refused calls are not timed: the histogram is of calls a service answered.
+    assert.equal(
+      value(text, 'hookline_rpc_handling_seconds_count{method="hookline.v1.EmitService/Emit"}'),
+      undefined,
+    );
+  } finally {
+    await svc.close();
+  }
+});
