@@ -31,13 +31,15 @@ export interface UnaryRoute {
   impl: (request: any, context: HandlerContext) => unknown;
 }
 
+/** Told of a call refused from its headers (no or an unknown token): its method and the error. */
+export type RefusalListener = (method: string, error: ConnectError) => void;
+
 export interface GrpcUnaryOptions {
   /** Largest request message accepted, in bytes (as Connect's readMaxBytes). */
   readMaxBytes: number;
   /** Applied in the order Connect applies them: the first is the outermost. */
   interceptors: readonly Interceptor[];
-  /** Told of a call refused from its headers (no or an unknown token): its method and the error. */
-  onRefused?: (method: string, error: ConnectError) => void;
+  onRefused?: RefusalListener;
 }
 
 /** Serves one call, or answers false for a call it does not take (then Connect serves it). */

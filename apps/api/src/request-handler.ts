@@ -15,7 +15,7 @@ import {
 } from "@connectrpc/connect-node";
 import { type Authenticator, principalKey } from "./auth.js";
 import { allowEarlyHeaders } from "./early-headers.js";
-import { createGrpcUnaryServer, type UnaryRoute } from "./grpc-unary.js";
+import { createGrpcUnaryServer, type RefusalListener, type UnaryRoute } from "./grpc-unary.js";
 import { withInvalidBodyErrors } from "./invalid-body.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types.js";
 import { writeRejection } from "./rejection.js";
@@ -27,8 +27,7 @@ export interface RequestHandlerOptions {
   /** Largest request message accepted, in bytes. */
   readMaxBytes: number;
   authenticate: Authenticator;
-  /** Told of a call refused from its headers (no or an unknown token): its method and the error. */
-  onRefused?: (method: string, error: ConnectError) => void;
+  onRefused?: RefusalListener;
 }
 
 /**

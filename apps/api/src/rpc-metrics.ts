@@ -1,6 +1,7 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { HooklineMetrics } from "@hookline/metrics";
+import type { RefusalListener } from "./grpc-unary.js";
 
 /**
  * When the call reached the api (performance.now()), set by the request handler as it reads the
@@ -46,7 +47,7 @@ export function rpcMetricsInterceptor(metrics: Rpc): Interceptor {
  * Counts a call refused from its headers (a missing or unknown token), which never reaches the
  * interceptor, so that token guessing shows beside the calls the services answered.
  */
-export function countRefused(metrics: Rpc): (method: string, error: ConnectError) => void {
+export function countRefused(metrics: Rpc): RefusalListener {
   return (method, error) => metrics.rpcHandled.inc({ method, code: codeToString(error.code) });
 }
 

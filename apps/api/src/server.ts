@@ -1,11 +1,12 @@
 import http from "node:http";
 import http2 from "node:http2";
 import type net from "node:net";
-import type { ConnectError, ConnectRouter, Interceptor } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { ConnectionLimits } from "@hookline/config";
 import type { Authenticator } from "./auth.js";
 import { createFrontDoor } from "./front-door.js";
 import { withReadableGrpcMessages } from "./grpc-message.js";
+import type { RefusalListener } from "./grpc-unary.js";
 import { createRequestHandler } from "./request-handler.js";
 import { type StaticSite, serveStatic } from "./static-site.js";
 
@@ -25,8 +26,7 @@ export interface ServeOptions {
   readMaxBytes: number;
   /** Who is calling, decided from the headers before any body is read. */
   authenticate: Authenticator;
-  /** Told of a call refused from its headers (no or an unknown token): its method and the error. */
-  onRefused?: (method: string, error: ConnectError) => void;
+  onRefused?: RefusalListener;
   /** Connection, handshake, idle and HTTP/2 limits. */
   limits: ConnectionLimits;
   /** The web console, served over HTTP/1.1 beside the RPCs; undefined serves none. */
