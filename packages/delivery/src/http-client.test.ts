@@ -306,6 +306,29 @@ test("sequential posts to one receiver reuse keep-alive connections", async (t) 
   assert.ok(server.connections() <= 2, `${server.connections()} connections for 100 posts`);
 });
 
+test("an endpoint's hung requests do not hold up another endpoint on the same host", async (t) => {
+  // Two endpoints behind one host and port: one hangs with more requests in flight than any fixed
+  // per-host pool would hold (an adaptive limit may reach 50 per endpoint).
+  const server = closeAfter(
+    t,
+    await startHttpServer((req, res) => {
+      if (req.url?.endsWith("/fast")) res.end("ok");
+    }),
+  );
+  const client = clientFor(t, { timeoutMs: 3000 });
+  const hung = Array.from({ length: 100 }, () =>
+    client.post({ url: `${server.url}/hung`, headers: HEADERS, body: BODY }),
+  );
+
+  const outcome = expectResponse(
+    await client.post({ url: `${server.url}/fast`, headers: HEADERS, body: BODY }),
+  );
+
+  assert.equal(outcome.status, 200);
+  assert.ok(outcome.durationMs < 3000, `the fast endpoint answered in ${outcome.durationMs} ms`);
+  for (const attempt of await Promise.all(hung)) assert.equal(verdictOf(attempt), "retry");
+});
+
 test("Retry-After is read on 429 and 503, as seconds or an HTTP date, and ignored otherwise", async (t) => {
   const server = closeAfter(
     t,

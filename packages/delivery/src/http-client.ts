@@ -27,8 +27,6 @@ export interface HttpClientOptions {
   timeoutMs: number;
   /** How much of a response body is kept; the rest is not read. */
   maxResponseBytes: number;
-  /** Pooled connections per origin (default 64). */
-  connectionsPerOrigin?: number;
   /** Monotonic clock in ms for durationMs (default performance.now). */
   now?: () => number;
   /** Which addresses a delivery may connect to (default: public internet only). */
@@ -50,7 +48,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const { timeoutMs, maxResponseBytes } = options;
   const now = options.now ?? (() => performance.now());
   const pool = {
-    connections: options.connectionsPerOrigin ?? 64,
+    // No cap per origin: the endpoints' concurrency limits already bound what is in flight. A cap
+    // would make endpoints that share a host (many tenants behind one webhook platform) share its
+    // connections too, and a request queued for one runs down its deadline before it is sent, so
+    // a hung endpoint would time out its neighbours' attempts.
+    connections: null,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     maxHeaderSize: MAX_HEADER_BYTES,
