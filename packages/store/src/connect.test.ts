@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { createTestBackend, readTestSettings } from "@hookline/testkit";
 import pg from "pg";
-import { connectStore, createEndpoint, getEndpoint } from "./index.js";
+import { connectStore, createEndpoint, getEndpoint, MigrationLockTimeoutError } from "./index.js";
 
 const settings = readTestSettings(process.env);
 
@@ -51,6 +51,44 @@ test("two processes migrating one PostgreSQL database at once both succeed", {
     assert.equal((await getEndpoint(third.db, "t", "x")).id, "x");
     await Promise.all(stores.map((s) => s.close()));
   } finally {
+    await backend.dispose();
+  }
+});
+
+test("a migration that meets a long transaction gives up, changes nothing, and completes on the next start", {
+  skip: settings.kind !== "servers" && "needs a real PostgreSQL (the servers run)",
+  // Without the lock timeout the migration would wait for as long as the transaction lasts.
+  timeout: 60_000,
+}, async () => {
+  const backend = await createTestBackend(settings, "servers");
+  const reader = new pg.Client({ connectionString: backend.databaseUrl });
+  try {
+    const url = backend.databaseUrl ?? "";
+    await (await connectStore({ databaseUrl: url })).close();
+    await reader.connect();
+    // A database one migration behind (0005 adds deliveries.next_attempt_manual), then a session
+    // that keeps reading deliveries in a transaction it has not ended.
+    await reader.query("alter table hookline.deliveries drop column next_attempt_manual");
+    await reader.query("delete from hookline.kysely_migration where name = '0005_next_attempt_manual'");
+    await reader.query("begin");
+    await reader.query("select count(*) from hookline.deliveries");
+
+    await assert.rejects(connectStore({ databaseUrl: url }), (error: unknown) => {
+      assert.ok(error instanceof MigrationLockTimeoutError, String(error));
+      assert.equal(error.migration, "0005_next_attempt_manual");
+      assert.match(error.message, /waited 5 s for a table lock .* nothing changed/);
+      return true;
+    });
+    const column = `select count(*)::int as n from information_schema.columns
+      where table_schema = 'hookline' and table_name = 'deliveries' and column_name = 'next_attempt_manual'`;
+    assert.equal((await reader.query(column)).rows[0].n, 0, "the column was not half-added");
+    await reader.query("commit");
+
+    const store = await connectStore({ databaseUrl: url });
+    await store.close();
+    assert.equal((await reader.query(column)).rows[0].n, 1);
+  } finally {
+    await reader.end();
     await backend.dispose();
   }
 });

@@ -25,6 +25,24 @@ export class QuotaExceededError extends Error {
   }
 }
 
+/**
+ * A schema migration gave up waiting for a table lock that another session holds. It was rolled
+ * back whole: the schema is as it was, and starting again once that session ends completes it.
+ */
+export class MigrationLockTimeoutError extends Error {
+  constructor(
+    readonly migration: string,
+    readonly waitedMs: number,
+  ) {
+    super(
+      `the store's schema migration ${migration} waited ${waitedMs / 1000} s for a table lock that ` +
+        "another session holds (a long transaction or query on the hookline tables) and was rolled " +
+        "back, nothing changed: start again once that session ends",
+    );
+    this.name = "MigrationLockTimeoutError";
+  }
+}
+
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",

@@ -37,7 +37,13 @@ export {
   rotateEndpointSecret,
   updateEndpoint,
 } from "./endpoints.js";
-export { AlreadyExistsError, isConnectionError, NotFoundError, QuotaExceededError } from "./errors.js";
+export {
+  AlreadyExistsError,
+  isConnectionError,
+  MigrationLockTimeoutError,
+  NotFoundError,
+  QuotaExceededError,
+} from "./errors.js";
 export { type EventRecord, getEvent } from "./events.js";
 export { type ExclusiveJob, runExclusively } from "./exclusive-jobs.js";
 export { deliveryIdFor, newId } from "./ids.js";

@@ -1,5 +1,16 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import { isUniqueViolation, MigrationLockTimeoutError } from "./errors.js";
 import { STORE_SCHEMA } from "./schema.js";
+
+/**
+ * How long a migration waits for a table lock. A schema change waiting behind a long transaction
+ * makes every later query on that table wait behind it in turn, so the running service would
+ * stall for as long as that transaction lasts: better that the starting process fail, change
+ * nothing and say why.
+ */
+export const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
+// PostgreSQL's lock_not_available: lock_timeout expired.
+const LOCK_NOT_AVAILABLE = "55P03";
 
 // Versioned migrations, in order. Never edit a published one: add the next.
 const migrations: Record<string, Migration> = {
@@ -155,7 +166,21 @@ const migrations: Record<string, Migration> = {
   },
 };
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+// kysely runs the pending migrations in one transaction, so each sets the timeout for itself.
+const provider: MigrationProvider = {
+  getMigrations: async () =>
+    Object.fromEntries(
+      Object.entries(migrations).map(([name, migration]) => [
+        name,
+        {
+          async up(db: Kysely<unknown>) {
+            await sql`set local lock_timeout = ${sql.lit(MIGRATION_LOCK_TIMEOUT_MS)}`.execute(db);
+            await migration.up(db);
+          },
+        },
+      ]),
+    ),
+};
 
 /** Brings the store schema up to date; safe when several processes start at once (kysely locks). */
 export async function migrate(db: Kysely<unknown>): Promise<void> {
@@ -164,10 +189,11 @@ export async function migrate(db: Kysely<unknown>): Promise<void> {
     if (!isUniqueViolation(error)) throw error;
   });
   const migrator = new Migrator({ db, provider, migrationTableSchema: STORE_SCHEMA });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: string }).code === "23505";
+  const { error, results } = await migrator.migrateToLatest();
+  if (error === undefined) return;
+  const failed = results?.find((result) => result.status === "Error")?.migrationName;
+  if (failed !== undefined && (error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) {
+    throw new MigrationLockTimeoutError(failed, MIGRATION_LOCK_TIMEOUT_MS);
+  }
+  throw error;
 }
