@@ -316,8 +316,11 @@ test("an endpoint's hung requests do not hold up another endpoint on the same ho
     }),
   );
   const client = clientFor(t, { timeoutMs: 3000 });
+  let hungSettled = 0;
   const hung = Array.from({ length: 100 }, () =>
-    client.post({ url: `${server.url}/hung`, headers: HEADERS, body: BODY }),
+    client.post({ url: `${server.url}/hung`, headers: HEADERS, body: BODY }).finally(() => {
+      hungSettled += 1;
+    }),
   );
 
   const outcome = expectResponse(
@@ -325,7 +328,9 @@ test("an endpoint's hung requests do not hold up another endpoint on the same ho
   );
 
   assert.equal(outcome.status, 200);
-  assert.ok(outcome.durationMs < 3000, `the fast endpoint answered in ${outcome.durationMs} ms`);
+  // Behind a per-host pool the answer would come only once hung requests had timed out and
+  // freed their connections.
+  assert.equal(hungSettled, 0, "the fast endpoint's answer waited for hung requests to give up");
   for (const attempt of await Promise.all(hung)) assert.equal(verdictOf(attempt), "retry");
 });
 
