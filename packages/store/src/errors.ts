@@ -68,3 +68,8 @@ export function isConnectionError(error: unknown): boolean {
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
 }
+
+/** PostgreSQL's lock_not_available: a statement gave up waiting for a lock (lock_timeout). */
+export function isLockTimeout(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "55P03";
+}

@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
-import { isUniqueViolation, MigrationLockTimeoutError } from "./errors.js";
+import { isLockTimeout, isUniqueViolation, MigrationLockTimeoutError } from "./errors.js";
 import { STORE_SCHEMA } from "./schema.js";
 
 /**
@@ -8,9 +8,7 @@ import { STORE_SCHEMA } from "./schema.js";
  * stall for as long as that transaction lasts: better that the starting process fail, change
  * nothing and say why.
  */
-export const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
-// PostgreSQL's lock_not_available: lock_timeout expired.
-const LOCK_NOT_AVAILABLE = "55P03";
+const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
 
 // Versioned migrations, in order. Never edit a published one: add the next.
 const migrations: Record<string, Migration> = {
@@ -192,7 +190,7 @@ export async function migrate(db: Kysely<unknown>): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   if (error === undefined) return;
   const failed = results?.find((result) => result.status === "Error")?.migrationName;
-  if (failed !== undefined && (error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) {
+  if (failed !== undefined && isLockTimeout(error)) {
     throw new MigrationLockTimeoutError(failed, MIGRATION_LOCK_TIMEOUT_MS);
   }
   throw error;
