@@ -5,7 +5,17 @@ const CONNECT_FAILURES = new Set([
   "EADDRNOTAVAIL",
   "ETIMEDOUT",
 ]);
-const DNS_FAILURES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NODATA"]);
+// getaddrinfo's codes, and the c-ares ones createDnsLookup passes on (a nameserver that timed out,
+// failed or refused the query).
+const DNS_FAILURES = new Set([
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_FAIL",
+  "EAI_NODATA",
+  "ETIMEOUT",
+  "ESERVFAIL",
+  "EREFUSED",
+]);
 const RESETS = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
 const TLS_FAILURE = /^(?:CERT_|ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
 const PARSER_REASON = /\(([^)]*)\)\s*$/;

@@ -1,13 +1,10 @@
-import { promises as dns, type LookupAddress } from "node:dns";
+import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import type { AddressPolicy } from "./address-policy.js";
 import { ipFamily } from "./ip-address.js";
 
 /** Resolves a hostname to every address it has. */
 export type LookupAll = (hostname: string) => Promise<readonly LookupAddress[]>;
-
-/** The system resolver (getaddrinfo, so /etc/hosts and search domains apply), all addresses. */
-export const systemLookup: LookupAll = (hostname) => dns.lookup(hostname, { all: true });
 
 /** A delivery refused because of where it would connect; the message is written for the customer. */
 export class BlockedAddressError extends Error {

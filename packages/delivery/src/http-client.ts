@@ -1,7 +1,8 @@
 import { Agent, type Dispatcher, ProxyAgent, request } from "undici";
 import { type AddressPolicy, createAddressPolicy } from "./address-policy.js";
+import { createDnsLookup } from "./dns-lookup.js";
 import { errorText, isTimeout, MAX_HEADER_BYTES, redactHeaderValues, timeoutText } from "./error-text.js";
-import { BlockedAddressError, guardedLookup, type LookupAll, systemLookup } from "./guarded-lookup.js";
+import { BlockedAddressError, guardedLookup, type LookupAll } from "./guarded-lookup.js";
 import { literalAddress } from "./literal-url.js";
 import type { AttemptOutcome } from "./outcome.js";
 import { readCapped } from "./read-capped.js";
@@ -31,7 +32,7 @@ export interface HttpClientOptions {
   now?: () => number;
   /** Which addresses a delivery may connect to (default: public internet only). */
   addressPolicy?: AddressPolicy;
-  /** Resolves hostnames to every address (default dns.lookup with all: true); each one is checked. */
+  /** Resolves hostnames to every address (default createDnsLookup()); each one is checked. */
   lookup?: LookupAll;
   /**
    * http://host:port of a proxy that carries every delivery (CONNECT tunnels). The proxy is then
@@ -62,7 +63,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   let agent: Dispatcher;
   if (options.egressProxy === undefined) {
     policy = options.addressPolicy ?? createAddressPolicy();
-    const lookup = guardedLookup(policy, options.lookup ?? systemLookup);
+    const lookup = guardedLookup(policy, options.lookup ?? createDnsLookup());
     agent = new Agent({ ...pool, connect: { timeout: timeoutMs, lookup } });
   } else {
     agent = new ProxyAgent({ ...pool, uri: options.egressProxy });

@@ -4,8 +4,9 @@ export {
   type CidrRange,
   createAddressPolicy,
 } from "./address-policy.js";
+export { createDnsLookup, type DnsLookupOptions } from "./dns-lookup.js";
 export { timeoutText } from "./error-text.js";
-export { type LookupAll, systemLookup } from "./guarded-lookup.js";
+export type { LookupAll } from "./guarded-lookup.js";
 export {
   createHttpClient,
   type HttpClient,

@@ -1,0 +1,125 @@
+import assert from "node:assert/strict";
+import { pbkdf2 } from "node:crypto";
+import type { LookupAddress } from "node:dns";
+import type { TestContext } from "node:test";
+import { test } from "node:test";
+import { promisify } from "node:util";
+import { createAddressPolicy, createDnsLookup, createHttpClient, type DnsLookupOptions } from "./index.js";
+import { startDnsServer } from "./test-dns-server.js";
+import { startHttpServer } from "./test-helpers.js";
+
+const LOOPBACK_ALLOWED = createAddressPolicy({ allowedCidrs: [{ address: "127.0.0.0", prefix: 8 }] });
+
+async function nameserver(t: TestContext, records: Record<string, string[]>, silent: string[] = []) {
+  const server = await startDnsServer(records, silent);
+  t.after(() => server.close());
+  return server;
+}
+
+/** A system resolver for the fallback path that answers one address and counts its calls. */
+function systemAnswering(address: string): DnsLookupOptions["system"] & { calls: string[] } {
+  const calls: string[] = [];
+  const lookup = async (hostname: string): Promise<LookupAddress[]> => {
+    calls.push(hostname);
+    return [{ address, family: 4 }];
+  };
+  return Object.assign(lookup, { calls });
+}
+
+test("a name DNS knows resolves to its A and AAAA addresses, without the system resolver", async (t) => {
+  const dns = await nameserver(t, { "hook.example": ["127.0.0.7", "::1"] });
+  const system = systemAnswering("10.9.9.9");
+  const lookup = createDnsLookup({ servers: [dns.server], system });
+
+  assert.deepEqual(await lookup("hook.example"), [
+    { address: "127.0.0.7", family: 4 },
+    { address: "::1", family: 6 },
+  ]);
+  assert.deepEqual(system.calls, []);
+});
+
+test("a nameserver that drops AAAA queries does not hold up a name's A records", {
+  timeout: 3000,
+}, async (t) => {
+  const dns = await nameserver(t, { "hook.example": ["127.0.0.7", "::1"] }, ["hook.example AAAA"]);
+  // Were the AAAA query waited for, the lookup would take c-ares's longest query timeout (5 s).
+  const lookup = createDnsLookup({ servers: [dns.server], timeoutMs: 5000, tries: 1 });
+
+  assert.deepEqual(await lookup("hook.example"), [{ address: "127.0.0.7", family: 4 }]);
+});
+
+test("concurrent lookups of one name share one resolution; a later one asks again", async (t) => {
+  const dns = await nameserver(t, { "hook.example": ["127.0.0.7"] });
+  const lookup = createDnsLookup({ servers: [dns.server] });
+
+  const answers = await Promise.all(Array.from({ length: 20 }, () => lookup("hook.example")));
+  assert.ok(answers.every((a) => a[0]?.address === "127.0.0.7"));
+  assert.deepEqual([...dns.queries].sort(), ["hook.example A", "hook.example AAAA"]);
+
+  await lookup("HOOK.example");
+  assert.equal(dns.queries.length, 4, "no answer is cached past its lookup");
+});
+
+test("names DNS does not know, and single-label names, go to the system resolver (/etc/hosts)", async (t) => {
+  const dns = await nameserver(t, {});
+  const system = systemAnswering("10.1.2.3");
+  const lookup = createDnsLookup({ servers: [dns.server], system });
+
+  assert.deepEqual(await lookup("receiver.internal"), [{ address: "10.1.2.3", family: 4 }]);
+  assert.deepEqual(await lookup("receiver"), [{ address: "10.1.2.3", family: 4 }]);
+  assert.deepEqual(system.calls, ["receiver.internal", "receiver"]);
+  assert.ok(!dns.queries.some((q) => q.startsWith("receiver ")), "a single label is not asked of DNS");
+});
+
+test("a nameserver that never answers holds no threadpool thread, and its lookups fail as DNS timeouts", async (t) => {
+  const dead = Array.from({ length: 12 }, (_, i) => `dead-${i}.example`);
+  const dns = await nameserver(t, {}, dead);
+  const system = systemAnswering("10.1.2.3");
+  const lookup = createDnsLookup({ servers: [dns.server], timeoutMs: 1000, tries: 1, system });
+
+  // More hung lookups than libuv's four threads: were each holding one, the threadpool work
+  // below (as another endpoint's getaddrinfo would be) would wait for them to give up.
+  const hung = dead.map((name) =>
+    lookup(name).then(
+      () => assert.fail(`${name} resolved`),
+      (error: NodeJS.ErrnoException) => error,
+    ),
+  );
+  const anyHungSettled = Promise.race(hung).then(() => "a hung lookup settled first");
+  const threadpoolWork = Promise.all(
+    Array.from({ length: 8 }, () => promisify(pbkdf2)("secret", "salt", 1000, 32, "sha256")),
+  ).then(() => "threadpool work done");
+  assert.equal(await Promise.race([threadpoolWork, anyHungSettled]), "threadpool work done");
+
+  const errors = await Promise.all(hung);
+  for (const [i, error] of errors.entries()) {
+    assert.equal(error.code, "ETIMEOUT");
+    assert.match(error.message, new RegExp(`DNS lookup of dead-${i}\\.example failed: ETIMEOUT`));
+  }
+  assert.deepEqual(system.calls, [], "no answer is not an unknown name: getaddrinfo is not tried");
+});
+
+test("an endpoint on a dead nameserver fails with a DNS error while one on a live name delivers", async (t) => {
+  const receiver = await startHttpServer((_req, res) => res.end("ok"));
+  t.after(() => receiver.close());
+  const dns = await nameserver(t, { "live.example": ["127.0.0.1"] }, ["dead.example"]);
+  const client = createHttpClient({
+    timeoutMs: 5000,
+    maxResponseBytes: 1024,
+    addressPolicy: LOOPBACK_ALLOWED,
+    lookup: createDnsLookup({ servers: [dns.server], timeoutMs: 1000, tries: 1 }),
+  });
+  t.after(() => client.close());
+  const post = (host: string) =>
+    client.post({ url: `http://${host}:${receiver.port}/hook`, headers: {}, body: "{}" });
+
+  const dead = Array.from({ length: 10 }, () => post("dead.example"));
+  const live = await post("live.example");
+  assert.equal(live.kind === "response" && live.status, 200);
+  for (const outcome of await Promise.all(dead)) {
+    assert.deepEqual(
+      { kind: outcome.kind, error: outcome.kind === "error" ? outcome.error : undefined },
+      { kind: "error", error: "DNS lookup failed: ETIMEOUT" },
+    );
+  }
+});

@@ -1,0 +1,112 @@
+import { promises as dns, type LookupAddress } from "node:dns";
+import type { LookupAll } from "./guarded-lookup.js";
+
+/** The system resolver (getaddrinfo, so /etc/hosts and search domains apply), all addresses. */
+export const systemLookup: LookupAll = (hostname) => dns.lookup(hostname, { all: true });
+
+export interface DnsLookupOptions {
+  /** Nameservers as `ip` or `ip:port` (default: the host's, from /etc/resolv.conf). */
+  servers?: readonly string[];
+  /** How long one query waits for a nameserver, and how many times it is sent (default c-ares's). */
+  timeoutMs?: number;
+  tries?: number;
+  /** Where names DNS does not know, and single-label names, are resolved (default systemLookup). */
+  system?: LookupAll;
+}
+
+// Answers that say the name has no address in DNS, as opposed to DNS not answering.
+const UNKNOWN_NAME = new Set(["ENOTFOUND", "ENODATA"]);
+// c-ares codes that deliveries report as they are (error-text lists them); any other becomes
+// EAI_AGAIN, so that c-ares's ECONNREFUSED (no nameserver reachable) is not read as the receiver
+// refusing the connection.
+const REPORTED = new Set(["ETIMEOUT", "ESERVFAIL", "EREFUSED"]);
+
+/**
+ * Resolves delivery hostnames without holding a libuv threadpool thread while DNS answers.
+ *
+ * Node's dns.lookup runs getaddrinfo on the threadpool (4 threads by default), and a lookup whose
+ * nameserver never answers holds its thread for the resolver's whole timeout. A tenant's endpoint
+ * on such a name would, with a few attempts in flight, hold every thread: every other endpoint's
+ * new connections, on any name, would wait behind it and time out. That breaks "a dead endpoint
+ * holds only its own concurrency". So names are asked of DNS through c-ares (asynchronous, on the
+ * event loop, A and AAAA at once), and only a name DNS does not know (a definite answer, fast) or
+ * a single-label name goes on to getaddrinfo, for /etc/hosts and search domains. Concurrent
+ * lookups of one name share one resolution, so even that path holds one thread per name.
+ */
+export function createDnsLookup(options: DnsLookupOptions = {}): LookupAll {
+  const resolver = new dns.Resolver({ timeout: options.timeoutMs ?? -1, tries: options.tries ?? 4 });
+  if (options.servers) resolver.setServers([...options.servers]);
+  const system = options.system ?? systemLookup;
+  const inFlight = new Map<string, Promise<readonly LookupAddress[]>>();
+
+  async function resolve(hostname: string): Promise<readonly LookupAddress[]> {
+    // "localhost", or a short name meant for the search domains: the system's to answer.
+    if (!hostname.replace(/\.$/, "").includes(".")) return system(hostname);
+    const [v4, v6] = await addressesOfBothFamilies(resolver.resolve4(hostname), resolver.resolve6(hostname));
+    const addresses: LookupAddress[] = [];
+    if (v4.status === "fulfilled") for (const address of v4.value) addresses.push({ address, family: 4 });
+    if (v6.status === "fulfilled") for (const address of v6.value) addresses.push({ address, family: 6 });
+    if (addresses.length > 0) return addresses;
+    const failure = [v4, v6].find(
+      (r): r is PromiseRejectedResult => r.status === "rejected" && !UNKNOWN_NAME.has(codeOf(r.reason)),
+    );
+    if (failure === undefined) return system(hostname); // DNS does not know it: /etc/hosts may
+    throw dnsError(hostname, codeOf(failure.reason));
+  }
+
+  return (hostname) => {
+    const key = hostname.toLowerCase();
+    let pending = inFlight.get(key);
+    if (pending === undefined) {
+      pending = resolve(hostname).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return pending;
+  };
+}
+
+// RFC 8305's Resolution Delay: once A records have come, AAAA gets this long more, so a nameserver
+// that drops AAAA queries does not hold up a name that has A records (getaddrinfo would wait).
+const AAAA_GRACE_MS = 50;
+const LATE: Settled = { status: "rejected", reason: "no answer within the grace" };
+
+type Settled = PromiseSettledResult<string[]>;
+
+/** The A and AAAA answers; AAAA is left out when A found addresses and AAAA is AAAA_GRACE_MS later. */
+async function addressesOfBothFamilies(
+  v4Query: Promise<string[]>,
+  v6Query: Promise<string[]>,
+): Promise<[Settled, Settled]> {
+  const v6 = settled(v6Query);
+  const v4 = await settled(v4Query);
+  if (v4.status === "rejected" || v4.value.length === 0) return [v4, await v6];
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Settled>((resolve) => {
+    timer = setTimeout(() => resolve(LATE), AAAA_GRACE_MS);
+  });
+  try {
+    return [v4, await Promise.race([v6, late])];
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function settled(query: Promise<string[]>): Promise<Settled> {
+  return query.then(
+    (value) => ({ status: "fulfilled", value }),
+    (reason: unknown) => ({ status: "rejected", reason }),
+  );
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+function dnsError(hostname: string, cause: string): NodeJS.ErrnoException {
+  const code = REPORTED.has(cause) ? cause : "EAI_AGAIN";
+  return Object.assign(new Error(`DNS lookup of ${hostname} failed: ${cause || "unknown error"}`), {
+    code,
+    hostname,
+  });
+}
