@@ -29,7 +29,8 @@ function systemAnswering(address: string): DnsLookupOptions["system"] & { calls:
 test("a name DNS knows resolves to its A and AAAA addresses, without the system resolver", async (t) => {
   const dns = await nameserver(t, { "hook.example": ["127.0.0.7", "::1"] });
   const system = systemAnswering("10.9.9.9");
-  const lookup = createDnsLookup({ servers: [dns.server], system });
+  // A generous grace: this test is about both families, not about a late AAAA.
+  const lookup = createDnsLookup({ servers: [dns.server], deadlineMs: 5000, aaaaGraceMs: 5000, system });
 
   assert.deepEqual(await lookup("hook.example"), [
     { address: "127.0.0.7", family: 4 },
@@ -43,27 +44,29 @@ test("a nameserver that drops AAAA queries does not hold up a name's A records",
 }, async (t) => {
   const dns = await nameserver(t, { "hook.example": ["127.0.0.7", "::1"] }, ["hook.example AAAA"]);
   // Were the AAAA query waited for, the lookup would take c-ares's longest query timeout (5 s).
-  const lookup = createDnsLookup({ servers: [dns.server], timeoutMs: 5000, tries: 1 });
+  const lookup = createDnsLookup({ servers: [dns.server], deadlineMs: 25_000 });
 
   assert.deepEqual(await lookup("hook.example"), [{ address: "127.0.0.7", family: 4 }]);
 });
 
 test("concurrent lookups of one name share one resolution; a later one asks again", async (t) => {
   const dns = await nameserver(t, { "hook.example": ["127.0.0.7"] });
-  const lookup = createDnsLookup({ servers: [dns.server] });
+  const lookup = createDnsLookup({ servers: [dns.server], deadlineMs: 5000 });
 
-  const answers = await Promise.all(Array.from({ length: 20 }, () => lookup("hook.example")));
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => lookup(i % 2 === 0 ? "hook.example" : "HOOK.Example")),
+  );
   assert.ok(answers.every((a) => a[0]?.address === "127.0.0.7"));
   assert.deepEqual([...dns.queries].sort(), ["hook.example A", "hook.example AAAA"]);
 
-  await lookup("HOOK.example");
-  assert.equal(dns.queries.length, 4, "no answer is cached past its lookup");
+  await lookup("hook.example");
+  assert.equal(dns.queries.length, 4, "no answer is kept past its lookup");
 });
 
 test("names DNS does not know, and single-label names, go to the system resolver (/etc/hosts)", async (t) => {
   const dns = await nameserver(t, {});
   const system = systemAnswering("10.1.2.3");
-  const lookup = createDnsLookup({ servers: [dns.server], system });
+  const lookup = createDnsLookup({ servers: [dns.server], deadlineMs: 5000, system });
 
   assert.deepEqual(await lookup("receiver.internal"), [{ address: "10.1.2.3", family: 4 }]);
   assert.deepEqual(await lookup("receiver"), [{ address: "10.1.2.3", family: 4 }]);
@@ -71,11 +74,36 @@ test("names DNS does not know, and single-label names, go to the system resolver
   assert.ok(!dns.queries.some((q) => q.startsWith("receiver ")), "a single label is not asked of DNS");
 });
 
-test("a nameserver that never answers holds no threadpool thread, and its lookups fail as DNS timeouts", async (t) => {
+test("at most two getaddrinfo calls run at once, however many names fall back to it", async (t) => {
+  const dns = await nameserver(t, {});
+  let running = 0;
+  const releases: (() => void)[] = [];
+  const system = async (): Promise<LookupAddress[]> => {
+    running += 1;
+    await new Promise<void>((resolve) => releases.push(resolve));
+    running -= 1;
+    return [{ address: "10.1.2.3", family: 4 }];
+  };
+  const lookup = createDnsLookup({ servers: [dns.server], deadlineMs: 5000, system });
+
+  // Single-label names go to getaddrinfo straight away: six at once, if nothing held them back.
+  const answers = Promise.all(Array.from({ length: 6 }, (_, i) => lookup(`hung-${i}`)));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(running, 2);
+  // Each answer lets the next call in.
+  for (let answered = 0; answered < 6; answered++) {
+    while (releases.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    releases.shift()?.();
+    assert.ok(running <= 2);
+  }
+  assert.equal((await answers).length, 6);
+});
+
+test("lookups a nameserver never answers wait without holding threadpool threads, then fail as DNS timeouts", async (t) => {
   const dead = Array.from({ length: 12 }, (_, i) => `dead-${i}.example`);
   const dns = await nameserver(t, {}, dead);
   const system = systemAnswering("10.1.2.3");
-  const lookup = createDnsLookup({ servers: [dns.server], timeoutMs: 1000, tries: 1, system });
+  const lookup = createDnsLookup({ servers: [dns.server], deadlineMs: 1500, system });
 
   // More hung lookups than libuv's four threads: were each holding one, the threadpool work
   // below (as another endpoint's getaddrinfo would be) would wait for them to give up.
@@ -99,15 +127,17 @@ test("a nameserver that never answers holds no threadpool thread, and its lookup
   assert.deepEqual(system.calls, [], "no answer is not an unknown name: getaddrinfo is not tried");
 });
 
-test("an endpoint on a dead nameserver fails with a DNS error while one on a live name delivers", async (t) => {
+test("an endpoint on a dead nameserver fails with a DNS error within its deadline while one on a live name delivers", async (t) => {
   const receiver = await startHttpServer((_req, res) => res.end("ok"));
   t.after(() => receiver.close());
   const dns = await nameserver(t, { "live.example": ["127.0.0.1"] }, ["dead.example"]);
+  // The lookup the client builds by default, but asking the test's nameserver: within the
+  // attempt's deadline, so the attempt says DNS failed, not "no response within 3000 ms".
   const client = createHttpClient({
-    timeoutMs: 5000,
+    timeoutMs: 3000,
     maxResponseBytes: 1024,
     addressPolicy: LOOPBACK_ALLOWED,
-    lookup: createDnsLookup({ servers: [dns.server], timeoutMs: 1000, tries: 1 }),
+    lookup: createDnsLookup({ servers: [dns.server], deadlineMs: 3000 }),
   });
   t.after(() => client.close());
   const post = (host: string) =>

@@ -5,21 +5,27 @@ import type { LookupAll } from "./guarded-lookup.js";
 export const systemLookup: LookupAll = (hostname) => dns.lookup(hostname, { all: true });
 
 export interface DnsLookupOptions {
-  /** Nameservers as `ip` or `ip:port` (default: the host's, from /etc/resolv.conf). */
+  /** Nameservers as `ip` or `ip:port` (default: the host's, read from /etc/resolv.conf at start). */
   servers?: readonly string[];
-  /** How long one query waits for a nameserver, and how many times it is sent (default c-ares's). */
-  timeoutMs?: number;
-  tries?: number;
+  /** How long a lookup may take in all: the attempt's deadline, which also bounds its connect. */
+  deadlineMs: number;
+  /** Once A records have come, how much longer AAAA is waited for (default 50 ms, RFC 8305). */
+  aaaaGraceMs?: number;
   /** Where names DNS does not know, and single-label names, are resolved (default systemLookup). */
   system?: LookupAll;
 }
 
 // Answers that say the name has no address in DNS, as opposed to DNS not answering.
 const UNKNOWN_NAME = new Set(["ENOTFOUND", "ENODATA"]);
+// getaddrinfo calls in flight at once, over all names: the fallback path can then hold at most
+// these of libuv's threads, however many names a tenant makes fail over to it.
+const SYSTEM_LOOKUPS_AT_ONCE = 2;
 // c-ares codes that deliveries report as they are (error-text lists them); any other becomes
 // EAI_AGAIN, so that c-ares's ECONNREFUSED (no nameserver reachable) is not read as the receiver
 // refusing the connection.
-const REPORTED = new Set(["ETIMEOUT", "ESERVFAIL", "EREFUSED"]);
+const REPORTED = new Set(["ETIMEOUT", "ESERVFAIL", "EREFUSED", "ENOTFOUND"]);
+// A name DNS cannot even ask about (a label over 63 bytes) does not exist either.
+const RENAMED: Record<string, string> = { EBADNAME: "ENOTFOUND" };
 
 /**
  * Resolves delivery hostnames without holding a libuv threadpool thread while DNS answers.
@@ -31,18 +37,26 @@ const REPORTED = new Set(["ETIMEOUT", "ESERVFAIL", "EREFUSED"]);
  * holds only its own concurrency". So names are asked of DNS through c-ares (asynchronous, on the
  * event loop, A and AAAA at once), and only a name DNS does not know (a definite answer, fast) or
  * a single-label name goes on to getaddrinfo, for /etc/hosts and search domains. Concurrent
- * lookups of one name share one resolution, so even that path holds one thread per name.
+ * lookups of one name share one resolution, and at most SYSTEM_LOOKUPS_AT_ONCE getaddrinfo calls
+ * run at once, so that path holds at most that many threads.
  */
-export function createDnsLookup(options: DnsLookupOptions = {}): LookupAll {
-  const resolver = new dns.Resolver({ timeout: options.timeoutMs ?? -1, tries: options.tries ?? 4 });
+export function createDnsLookup(options: DnsLookupOptions): LookupAll {
+  // Two tries, the second waiting twice as long (c-ares doubles it): about 3/5 of the deadline, so
+  // a dead nameserver fails the attempt as a DNS timeout, not as a receiver that never answered.
+  const resolver = new dns.Resolver({ timeout: Math.max(50, Math.floor(options.deadlineMs / 5)), tries: 2 });
   if (options.servers) resolver.setServers([...options.servers]);
-  const system = options.system ?? systemLookup;
+  const system = limited(options.system ?? systemLookup, SYSTEM_LOOKUPS_AT_ONCE);
+  const aaaaGraceMs = options.aaaaGraceMs ?? 50;
   const inFlight = new Map<string, Promise<readonly LookupAddress[]>>();
 
   async function resolve(hostname: string): Promise<readonly LookupAddress[]> {
     // "localhost", or a short name meant for the search domains: the system's to answer.
     if (!hostname.replace(/\.$/, "").includes(".")) return system(hostname);
-    const [v4, v6] = await addressesOfBothFamilies(resolver.resolve4(hostname), resolver.resolve6(hostname));
+    const [v4, v6] = await addressesOfBothFamilies(
+      resolver.resolve4(hostname),
+      resolver.resolve6(hostname),
+      aaaaGraceMs,
+    );
     const addresses: LookupAddress[] = [];
     if (v4.status === "fulfilled") for (const address of v4.value) addresses.push({ address, family: 4 });
     if (v6.status === "fulfilled") for (const address of v6.value) addresses.push({ address, family: 6 });
@@ -65,24 +79,26 @@ export function createDnsLookup(options: DnsLookupOptions = {}): LookupAll {
   };
 }
 
-// RFC 8305's Resolution Delay: once A records have come, AAAA gets this long more, so a nameserver
-// that drops AAAA queries does not hold up a name that has A records (getaddrinfo would wait).
-const AAAA_GRACE_MS = 50;
 const LATE: Settled = { status: "rejected", reason: "no answer within the grace" };
 
 type Settled = PromiseSettledResult<string[]>;
 
-/** The A and AAAA answers; AAAA is left out when A found addresses and AAAA is AAAA_GRACE_MS later. */
+/**
+ * The A and AAAA answers. Once A has found addresses, AAAA gets graceMs more (RFC 8305's
+ * Resolution Delay), so a nameserver that drops AAAA queries does not hold up a name with A
+ * records; getaddrinfo would wait for both.
+ */
 async function addressesOfBothFamilies(
   v4Query: Promise<string[]>,
   v6Query: Promise<string[]>,
+  graceMs: number,
 ): Promise<[Settled, Settled]> {
   const v6 = settled(v6Query);
   const v4 = await settled(v4Query);
   if (v4.status === "rejected" || v4.value.length === 0) return [v4, await v6];
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<Settled>((resolve) => {
-    timer = setTimeout(() => resolve(LATE), AAAA_GRACE_MS);
+    timer = setTimeout(() => resolve(LATE), graceMs);
   });
   try {
     return [v4, await Promise.race([v6, late])];
@@ -98,13 +114,30 @@ function settled(query: Promise<string[]>): Promise<Settled> {
   );
 }
 
+/** The lookup, with at most `max` calls in flight at once; the others wait their turn. */
+function limited(lookup: LookupAll, max: number): LookupAll {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (hostname) => {
+    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    running += 1;
+    try {
+      return await lookup(hostname);
+    } finally {
+      running -= 1;
+      waiting.shift()?.();
+    }
+  };
+}
+
 function codeOf(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : "";
 }
 
 function dnsError(hostname: string, cause: string): NodeJS.ErrnoException {
-  const code = REPORTED.has(cause) ? cause : "EAI_AGAIN";
+  const named = RENAMED[cause] ?? cause;
+  const code = REPORTED.has(named) ? named : "EAI_AGAIN";
   return Object.assign(new Error(`DNS lookup of ${hostname} failed: ${cause || "unknown error"}`), {
     code,
     hostname,

@@ -32,7 +32,7 @@ export interface HttpClientOptions {
   now?: () => number;
   /** Which addresses a delivery may connect to (default: public internet only). */
   addressPolicy?: AddressPolicy;
-  /** Resolves hostnames to every address (default createDnsLookup()); each one is checked. */
+  /** Resolves hostnames to every address (default createDnsLookup within timeoutMs); each one is checked. */
   lookup?: LookupAll;
   /**
    * http://host:port of a proxy that carries every delivery (CONNECT tunnels). The proxy is then
@@ -63,7 +63,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   let agent: Dispatcher;
   if (options.egressProxy === undefined) {
     policy = options.addressPolicy ?? createAddressPolicy();
-    const lookup = guardedLookup(policy, options.lookup ?? createDnsLookup());
+    const lookup = guardedLookup(policy, options.lookup ?? createDnsLookup({ deadlineMs: timeoutMs }));
     agent = new Agent({ ...pool, connect: { timeout: timeoutMs, lookup } });
   } else {
     agent = new ProxyAgent({ ...pool, uri: options.egressProxy });

@@ -73,7 +73,7 @@ function answerRecord(type: number, address: string): Buffer {
   record.writeUInt16BE(0xc00c, 0); // the name: a pointer to the question's
   record.writeUInt16BE(type, 2);
   record.writeUInt16BE(1, 4); // class IN
-  record.writeUInt32BE(60, 6); // TTL
+  record.writeUInt32BE(0, 6); // TTL: no cache keeps it
   record.writeUInt16BE(data.length, 10);
   return Buffer.concat([record, data]);
 }
