@@ -6,6 +6,8 @@ import { type ApiToken, createAuthenticator } from "./auth.js";
 import type { ApiDeps } from "./deps.js";
 import { registerEcosystem } from "./ecosystem/index.js";
 import { errorMappingInterceptor } from "./errors.js";
+import type { RefusalListener } from "./grpc-unary.js";
+import { logRefusals } from "./refusal-log.js";
 import { countRefused, rpcMetricsInterceptor } from "./rpc-metrics.js";
 import { type ListeningServer, serve } from "./server.js";
 import { attemptLogService } from "./services/attempt-log-service.js";
@@ -50,10 +52,18 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
       errorMappingInterceptor(deps.log),
     ],
     authenticate: createAuthenticator(options.tokens, { key: deps.portalKey, now: deps.now }),
-    ...(options.metrics && { onRefused: countRefused(options.metrics) }),
+    onRefused: bothListeners(logRefusals(deps.log), options.metrics && countRefused(options.metrics)),
     limits: options.limits,
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,
     ...(options.consoleDir && { site: { prefix: "/ui/", dir: options.consoleDir } }),
   });
+}
+
+function bothListeners(first: RefusalListener, second: RefusalListener | undefined): RefusalListener {
+  if (!second) return first;
+  return (method, error, peer) => {
+    first(method, error, peer);
+    second(method, error, peer);
+  };
 }

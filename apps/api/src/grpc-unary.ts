@@ -31,8 +31,11 @@ export interface UnaryRoute {
   impl: (request: any, context: HandlerContext) => unknown;
 }
 
-/** Told of a call refused from its headers (no or an unknown token): its method and the error. */
-export type RefusalListener = (method: string, error: ConnectError) => void;
+/**
+ * Told of a call refused from its headers (no or an unknown token): its method, the error, and
+ * the address it came from.
+ */
+export type RefusalListener = (method: string, error: ConnectError, peer: string | undefined) => void;
 
 export interface GrpcUnaryOptions {
   /** Largest request message accepted, in bytes (as Connect's readMaxBytes). */
@@ -79,7 +82,7 @@ export function createGrpcUnaryServer(
     if (route === undefined || req.method !== "POST" || !takes(req.headers)) return false;
     const values = contextFor(route.service);
     if (values instanceof ConnectError) {
-      options.onRefused?.(req.url.slice(1), values);
+      options.onRefused?.(req.url.slice(1), values, req.socket.remoteAddress);
       answerError(res, undefined, values);
       return true;
     }

@@ -83,7 +83,11 @@ export function createRequestHandler(
       );
     } catch (error) {
       const rejection = ConnectError.from(error);
-      options.onRefused?.(`${handler.service.typeName}/${handler.method.name}`, rejection);
+      options.onRefused?.(
+        `${handler.service.typeName}/${handler.method.name}`,
+        rejection,
+        req.socket.remoteAddress,
+      );
       writeRejection(req, res, rejection);
       return;
     }
