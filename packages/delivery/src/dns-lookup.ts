@@ -1,4 +1,5 @@
 import { promises as dns, type LookupAddress } from "node:dns";
+import { codeOf } from "./error-text.js";
 import type { LookupAll } from "./guarded-lookup.js";
 
 /** The system resolver (getaddrinfo, so /etc/hosts and search domains apply), all addresses. */
@@ -20,12 +21,16 @@ const UNKNOWN_NAME = new Set(["ENOTFOUND", "ENODATA"]);
 // getaddrinfo calls in flight at once, over all names: the fallback path can then hold at most
 // these of libuv's threads, however many names a tenant makes fail over to it.
 const SYSTEM_LOOKUPS_AT_ONCE = 2;
-// c-ares codes that deliveries report as they are (error-text lists them); any other becomes
+// The code a failed lookup carries, by c-ares code (error-text names each); any other becomes
 // EAI_AGAIN, so that c-ares's ECONNREFUSED (no nameserver reachable) is not read as the receiver
-// refusing the connection.
-const REPORTED = new Set(["ETIMEOUT", "ESERVFAIL", "EREFUSED", "ENOTFOUND"]);
-// A name DNS cannot even ask about (a label over 63 bytes) does not exist either.
-const RENAMED: Record<string, string> = { EBADNAME: "ENOTFOUND" };
+// refusing the connection. A name DNS cannot even ask about (a label over 63 bytes) does not exist.
+const REPORTED_AS: Record<string, string> = {
+  ETIMEOUT: "ETIMEOUT",
+  ESERVFAIL: "ESERVFAIL",
+  EREFUSED: "EREFUSED",
+  ENOTFOUND: "ENOTFOUND",
+  EBADNAME: "ENOTFOUND",
+};
 
 /**
  * Resolves delivery hostnames without holding a libuv threadpool thread while DNS answers.
@@ -62,10 +67,10 @@ export function createDnsLookup(options: DnsLookupOptions): LookupAll {
     if (v6.status === "fulfilled") for (const address of v6.value) addresses.push({ address, family: 6 });
     if (addresses.length > 0) return addresses;
     const failure = [v4, v6].find(
-      (r): r is PromiseRejectedResult => r.status === "rejected" && !UNKNOWN_NAME.has(codeOf(r.reason)),
+      (r): r is PromiseRejectedResult => r.status === "rejected" && !UNKNOWN_NAME.has(codeOf(r.reason) ?? ""),
     );
     if (failure === undefined) return system(hostname); // DNS does not know it: /etc/hosts may
-    throw dnsError(hostname, codeOf(failure.reason));
+    throw dnsError(hostname, codeOf(failure.reason) ?? "");
   }
 
   return (hostname) => {
@@ -130,14 +135,8 @@ function limited(lookup: LookupAll, max: number): LookupAll {
   };
 }
 
-function codeOf(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : "";
-}
-
 function dnsError(hostname: string, cause: string): NodeJS.ErrnoException {
-  const named = RENAMED[cause] ?? cause;
-  const code = REPORTED.has(named) ? named : "EAI_AGAIN";
+  const code = REPORTED_AS[cause] ?? "EAI_AGAIN";
   return Object.assign(new Error(`DNS lookup of ${hostname} failed: ${cause || "unknown error"}`), {
     code,
     hostname,

@@ -77,7 +77,8 @@ export function redactHeaderValues(text: string, headers: Record<string, string>
   return redacted;
 }
 
-function codeOf(error: unknown): string | undefined {
+/** The error's system or undici code, looked for through its causes. */
+export function codeOf(error: unknown): string | undefined {
   // undici wraps some system errors (e.g. connect failures in an AggregateError or a cause chain).
   let current: unknown = error;
   for (let depth = 0; depth < 4 && typeof current === "object" && current !== null; depth++) {
