@@ -112,6 +112,18 @@ const TABLE: Row[] = [
     "since",
   ),
   invalid(
+    "created_from far in the future",
+    "ListDeliveries",
+    { tenant_id: T, created_from: { seconds: "1000000000000000" } },
+    "created_from",
+  ),
+  invalid(
+    "created_until with negative nanos",
+    "ListDeliveries",
+    { tenant_id: T, created_until: { seconds: "0", nanos: -5 } },
+    "created_until",
+  ),
+  invalid(
     "grace_period with negative nanos",
     "RotateEndpointSecret",
     { tenant_id: T, id: "taken", grace_period: { seconds: "1", nanos: -5 } },

@@ -1,11 +1,17 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
 import { getDelivery, listAttempts, listDeliveries, reopenDeliveries } from "@hookline/store";
 import { endpointFor, tenantFor } from "../auth.js";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
-import { InvalidArgumentError, optionalId, pageSize, requireEventType, requireId } from "../validate.js";
+import {
+  InvalidArgumentError,
+  optionalId,
+  pageSize,
+  requireEventType,
+  requireId,
+  timestamp,
+} from "../validate.js";
 import { watchAttempts } from "../watch-attempts.js";
 import { describeDelivery } from "./describe-delivery.js";
 
@@ -24,8 +30,8 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           endpointId: optionalId("endpoint_id", endpointFor(ctx, req.endpointId)),
           ...(status && { status }),
           ...(req.eventType !== "" && { eventType: requireEventType("event_type", req.eventType) }),
-          ...(req.createdFrom && { createdFrom: timestampDate(req.createdFrom) }),
-          ...(req.createdUntil && { createdUntil: timestampDate(req.createdUntil) }),
+          ...(req.createdFrom && { createdFrom: timestamp("created_from", req.createdFrom) }),
+          ...(req.createdUntil && { createdUntil: timestamp("created_until", req.createdUntil) }),
         },
         pageSize("page_size", req.pageSize),
         req.pageToken,
