@@ -107,6 +107,17 @@ export function endpointFor(context: HandlerContext, requested: string): string 
   return endpointId;
 }
 
+/**
+ * Whether a record found by its own id (an event, a delivery) is the caller's to see: always,
+ * except for an endpoint-scoped portal token and a record of another endpoint. Callers answer
+ * NOT_FOUND then, as for an id that does not exist, so that a link cannot learn which ids exist
+ * on its tenant's other endpoints, nor read them.
+ */
+export function visibleToLink(context: HandlerContext, endpointIds: readonly string[]): boolean {
+  const { endpointId } = context.values.get(principalKey);
+  return endpointId === undefined || endpointIds.includes(endpointId);
+}
+
 /** Refuses calls an endpoint-scoped portal token may not make (those reaching other endpoints). */
 export function refuseEndpointScoped(context: HandlerContext, what: string): void {
   if (context.values.get(principalKey).endpointId !== undefined) {

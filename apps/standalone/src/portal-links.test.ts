@@ -138,12 +138,45 @@ test("an endpoint-scoped link sees and changes that endpoint only", async () => 
     () => customer.endpoints.createEndpoint({ url: receiver.url }),
     () => customer.emit.emit({ eventType: "x", dataJson: "{}" }),
     () => customer.log.listAttempts({ endpointId: "ep1" }),
-    () => customer.log.retryDelivery({ deliveryId: other.id }),
-    () => customer.log.describeDelivery({ deliveryId: other.id }),
     () => firstOfStream(customer.log.watchAttempts({ endpointId: "ep1" })),
   ]) {
     assert.equal(await codeOf(call()), Code.PermissionDenied);
   }
+});
+
+test("an endpoint-scoped link finds no event or delivery of another endpoint, as if it did not exist", async () => {
+  const admin = clientsWith(ADMIN);
+  // ep3 takes only its own type: acme-1 (type x) went to ep1 and ep2, not to it.
+  await admin.endpoints.createEndpoint({
+    tenantId: "acme",
+    id: "ep3",
+    url: receiver.url,
+    eventTypes: ["only.ep3"],
+  });
+  await admin.emit.emit({ tenantId: "acme", eventId: "acme-ep3", eventType: "only.ep3", dataJson: "{}" });
+  const [other] = (await admin.log.listDeliveries({ tenantId: "acme", endpointId: "ep1" })).deliveries;
+  assert.ok(other);
+  const link = await admin.portal.createPortalLink({ tenantId: "acme", endpointId: "ep3" });
+  const customer = clientsWith(link.token);
+  const missing = async (call: Promise<unknown>, id: string) => {
+    const refused = await failure(call);
+    assert.ok(refused !== "ok" && refused.code === Code.NotFound, `NOT_FOUND for ${id}, not ${refused}`);
+    return refused.rawMessage.replace(id, "<id>");
+  };
+  // Told exactly what an id that exists nowhere is told.
+  assert.equal(
+    await missing(customer.emit.getEvent({ eventId: "acme-1" }), "acme-1"),
+    await missing(customer.emit.getEvent({ eventId: "acme-none" }), "acme-none"),
+  );
+  for (const call of [
+    (deliveryId: string) => customer.log.retryDelivery({ deliveryId }),
+    (deliveryId: string) => customer.log.describeDelivery({ deliveryId }),
+  ]) {
+    assert.equal(await missing(call(other.id), other.id), await missing(call("dlv_none"), "dlv_none"));
+  }
+  // Its own event is there.
+  assert.equal((await customer.emit.getEvent({ eventId: "acme-ep3" })).event?.id, "acme-ep3");
+  await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep3" });
 });
 
 test("an altered or expired link is UNAUTHENTICATED with a message saying which", async () => {

@@ -1,7 +1,7 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
-import { getDelivery, listAttempts, listDeliveries, reopenDeliveries } from "@hookline/store";
-import { endpointFor, tenantFor } from "../auth.js";
+import { getDelivery, listAttempts, listDeliveries, NotFoundError, reopenDeliveries } from "@hookline/store";
+import { endpointFor, tenantFor, visibleToLink } from "../auth.js";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import {
@@ -61,8 +61,8 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
     async retryDelivery(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const deliveryId = requireId("delivery_id", req.deliveryId);
-      const before = await getDelivery(deps.db, tenantId, deliveryId);
-      endpointFor(ctx, before.endpointId);
+      const before = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
+      if (!visibleToLink(ctx, [before.endpointId])) throw new NotFoundError(`delivery "${deliveryId}"`);
       const now = deps.now();
       const [reopened] = await reopenDeliveries(deps.db, { tenantId, deliveryId }, now);
       if (!reopened) {

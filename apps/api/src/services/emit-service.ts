@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EmitService } from "@hookline/contracts";
-import { getEvent, newId } from "@hookline/store";
-import { endpointFor, refuseEndpointScoped, tenantFor } from "../auth.js";
+import { getEvent, NotFoundError, newId } from "@hookline/store";
+import { endpointFor, refuseEndpointScoped, tenantFor, visibleToLink } from "../auth.js";
 import { deliveryMessage, eventMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import { createEmitBatcher } from "../emit-batcher.js";
@@ -39,11 +39,20 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
     },
 
     async getEvent(req, ctx) {
+      const eventId = requireId("event_id", req.eventId);
       const { event, deliveries } = await getEvent(
         deps.db,
         requireId("tenant_id", tenantFor(ctx, req.tenantId)),
-        requireId("event_id", req.eventId),
+        eventId,
       );
+      // A link limited to one endpoint sees the events sent to that endpoint, no others.
+      if (
+        !visibleToLink(
+          ctx,
+          deliveries.map((d) => d.endpointId),
+        )
+      )
+        throw new NotFoundError(`event "${eventId}"`);
       const only = endpointFor(ctx, "");
       return {
         event: eventMessage(event),
