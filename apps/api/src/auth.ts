@@ -12,7 +12,10 @@ export interface ApiToken {
 export interface Principal {
   kind: "open" | "token" | "portal";
   tenantId: string | undefined;
-  /** Which configured token ("token-2": its position, never the token); undefined otherwise. */
+  /**
+   * Which token: a configured one by its position ("token-2"), a portal link by a digest
+   * ("link-…"); never the token itself. Undefined without authentication.
+   */
   tokenId?: string;
   /** Set for an endpoint-scoped portal token: the only endpoint the call may touch. */
   endpointId?: string;
@@ -64,6 +67,8 @@ export function createAuthenticator(tokens: readonly ApiToken[], portal: PortalV
       return {
         kind: "portal",
         tenantId: grant.tenantId,
+        // Each link is a token of its own for the per-token stream cap (named by a digest, never itself).
+        tokenId: `link-${sha256(match[1]).toString("hex").slice(0, 16)}`,
         ...(grant.endpointId !== "" && { endpointId: grant.endpointId }),
         expiresAt: grant.expiresAt,
       };

@@ -24,6 +24,7 @@ before(async () => {
   svc = await startTestService(settings, {
     HOOKLINE_API_TOKENS: `${ADMIN}, tenant:acme:${ACME}`,
     HOOKLINE_ALLOWED_CIDRS: "127.0.0.0/8",
+    HOOKLINE_MAX_STREAMS_PER_TOKEN: "2",
   });
   receiver = await startReceiver();
   const admin = clientsWith(ADMIN);
@@ -177,6 +178,56 @@ test("an endpoint-scoped link finds no event or delivery of another endpoint, as
   // Its own event is there.
   assert.equal((await customer.emit.getEvent({ eventId: "acme-ep3" })).event?.id, "acme-ep3");
   await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep3" });
+});
+
+/** Opens WatchAttempts and resolves once the server has answered with its headers (the stream is live). */
+async function openWatch(token: string) {
+  const controller = new AbortController();
+  let live = () => {};
+  const headers = new Promise<void>((resolve) => {
+    live = resolve;
+  });
+  const stream = clientsWith(token).log.watchAttempts(
+    {},
+    { signal: controller.signal, onHeader: () => live() },
+  );
+  const ended = (async () => {
+    try {
+      for await (const _ of stream) {
+        // Attempts are not the point here.
+      }
+      return "ended" as const;
+    } catch (error) {
+      return ConnectError.from(error);
+    }
+  })();
+  await Promise.race([headers, ended]);
+  return { ended, close: () => controller.abort() };
+}
+
+test("each link has its own stream cap, like an API token", async () => {
+  const admin = clientsWith(ADMIN);
+  const first = (await admin.portal.createPortalLink({ tenantId: "acme" })).token;
+  const second = (await admin.portal.createPortalLink({ tenantId: "acme" })).token;
+  const open = [await openWatch(first), await openWatch(first)];
+  const extra = await openWatch(first);
+  // Were links uncapped, the third stream would stay open: close it after a bound so the test
+  // fails (CANCELED) rather than hangs. A refused stream ends long before.
+  const bound = setTimeout(extra.close, 5_000);
+  const third = await extra.ended;
+  clearTimeout(bound);
+  assert.ok(third instanceof ConnectError && third.code === Code.ResourceExhausted);
+  assert.match(third.rawMessage, /HOOKLINE_MAX_STREAMS_PER_TOKEN/);
+  // Another link is not held back by the first one's streams.
+  open.push(await openWatch(second));
+  for (const stream of open) stream.close();
+  for (const stream of open) assert.ok((await stream.ended) instanceof ConnectError);
+  assert.equal(
+    (await Promise.all(open.map((stream) => stream.ended))).filter(
+      (end) => end instanceof ConnectError && end.code === Code.ResourceExhausted,
+    ).length,
+    0,
+  );
 });
 
 test("an altered or expired link is UNAUTHENTICATED with a message saying which", async () => {
