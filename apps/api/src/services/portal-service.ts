@@ -26,7 +26,8 @@ export function portalService(deps: ApiDeps): ServiceImpl<typeof PortalService> 
         throw new InvalidArgumentError("ttl", "must be more than 0 and at most 7 days");
       }
       if (endpointId !== "") await getEndpoint(deps.db, tenantId, endpointId); // NOT_FOUND when absent
-      const expiresAt = new Date(deps.now().getTime() + ttlMs);
+      // Whole seconds, as the link carries it: the time answered is the time it stops working.
+      const expiresAt = new Date(Math.floor((deps.now().getTime() + ttlMs) / 1000) * 1000);
       const token = signPortalToken(deps.portalKey, { tenantId, endpointId, expiresAt });
       return { token, path: `/ui/#portal=${token}`, expiresAt: timestampFromDate(expiresAt) };
     },
