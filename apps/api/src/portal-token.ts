@@ -52,9 +52,14 @@ export function verifyPortalToken(key: Buffer, token: string, now: Date): Portal
   }
   const expiresAt = new Date(claims.x * 1000);
   if (expiresAt.getTime() <= now.getTime()) {
-    throw new PortalTokenError(`this portal link expired at ${expiresAt.toISOString()}; ask for a new one`);
+    throw new PortalTokenError(linkExpiredMessage(expiresAt));
   }
   return { tenantId: claims.t, endpointId: claims.e, expiresAt };
+}
+
+/** What a caller is told once its link has expired, on a new call or on a stream it had open. */
+export function linkExpiredMessage(expiresAt: Date): string {
+  return `this portal link expired at ${expiresAt.toISOString()}; ask for a new one`;
 }
 
 function mac(key: Buffer, body: string): Buffer {

@@ -8,6 +8,7 @@ import { attemptMessage } from "./convert.js";
 import type { ApiDeps } from "./deps.js";
 import { sendHeadersNow } from "./early-headers.js";
 import { toConnectError } from "./errors.js";
+import { linkExpiredMessage } from "./portal-token.js";
 import { InvalidArgumentError, optionalId } from "./validate.js";
 
 // A backfill page is held while the client reads it, so it is sized by bytes, not rows: a stalled
@@ -36,7 +37,9 @@ export async function* watchAttempts(
   req: WatchAttemptsRequest,
   context: HandlerContext,
 ): AsyncGenerator<Partial<WatchAttemptsResponse>> {
-  const signal = context.signal;
+  // A portal link's stream ends when the link expires, as every later call on it is refused then.
+  const expiry = linkExpiry(context.values.get(principalKey).expiresAt, deps.now());
+  const signal = expiry ? AbortSignal.any([context.signal, expiry.signal]) : context.signal;
   let filter: { tenantId: string; endpointId: string; eventId: string };
   let release: () => void;
   try {
@@ -52,6 +55,7 @@ export async function* watchAttempts(
       eventId: optionalId("event_id", req.eventId),
     };
   } catch (error) {
+    expiry?.clear();
     release();
     throw toConnectError(error, deps.log);
   }
@@ -61,6 +65,7 @@ export async function* watchAttempts(
   try {
     live = await feed.subscribe(filter, signal);
   } catch (error) {
+    expiry?.clear();
     release();
     throw toConnectError(error, deps.log);
   }
@@ -95,6 +100,7 @@ export async function* watchAttempts(
       cursor = id;
       yield { attempt: attemptMessage(attempt) };
     }
+    if (expiry?.signal.aborted && !context.signal.aborted) throw expiry.error();
   } catch (error) {
     if (error instanceof FeedOverflowError) {
       throw new ConnectError(
@@ -105,7 +111,21 @@ export async function* watchAttempts(
     // Errors raised while streaming bypass the unary interceptor: map them here.
     throw toConnectError(error, deps.log);
   } finally {
+    expiry?.clear();
     live.close();
     release();
   }
+}
+
+/** Aborts when a portal link expires (undefined for callers whose access does not expire). */
+function linkExpiry(expiresAt: Date | undefined, now: Date) {
+  if (expiresAt === undefined) return undefined;
+  const controller = new AbortController();
+  // Links live at most days, well within a timer's range.
+  const timer = setTimeout(() => controller.abort(), Math.max(0, expiresAt.getTime() - now.getTime()));
+  return {
+    signal: controller.signal,
+    clear: () => clearTimeout(timer),
+    error: () => new ConnectError(linkExpiredMessage(expiresAt), Code.Unauthenticated),
+  };
 }

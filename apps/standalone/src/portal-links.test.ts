@@ -230,6 +230,22 @@ test("each link has its own stream cap, like an API token", async () => {
   );
 });
 
+// Without the bound, a stream that outlives its link would hold the run until CI gives up.
+test("a stream opened with a link ends UNAUTHENTICATED when the link expires", {
+  timeout: 15_000,
+}, async () => {
+  const short = await clientsWith(ADMIN).portal.createPortalLink({
+    tenantId: "acme",
+    ttl: durationFromMs(1500),
+  });
+  const stream = await openWatch(short.token);
+  const ended = await stream.ended;
+  assert.ok(ended instanceof ConnectError, `ended with an error, not ${String(ended)}`);
+  assert.equal(ended.code, Code.Unauthenticated);
+  assert.match(ended.rawMessage, /expired/);
+  assert.ok(short.expiresAt && Date.now() >= timestampDate(short.expiresAt).getTime());
+});
+
 test("an altered or expired link is UNAUTHENTICATED with a message saying which", async () => {
   const admin = clientsWith(ADMIN);
   const good = await admin.portal.createPortalLink({ tenantId: "acme" });
