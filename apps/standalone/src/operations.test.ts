@@ -104,6 +104,59 @@ test("RetryDelivery makes one manual attempt for a failed delivery", async () =>
   );
 });
 
+test("a new endpoint that takes a deleted endpoint's id is sent none of the deleted one's deliveries", async () => {
+  const svc = await startTestService(settings, {
+    HOOKLINE_RETRY_SCHEDULE: "20ms",
+    HOOKLINE_SWEEP_INTERVAL: "1h",
+    HOOKLINE_SWEEP_GRACE: "0ms",
+  });
+  const gone = await startReceiver(() => ({ status: 503 }));
+  const fresh = await startReceiver();
+  try {
+    await svc.endpoints.createEndpoint({ tenantId: "reuse", id: "ep", url: gone.url });
+    const { deliveryIds } = await svc.emit.emit({
+      tenantId: "reuse",
+      eventId: "old",
+      eventType: "x",
+      dataJson: "{}",
+    });
+    const oldId = deliveryIds[0] ?? "";
+    assert.equal((await finalDeliveries(svc, "reuse", "old"))[0]?.status, DeliveryStatus.FAILED);
+    await svc.endpoints.deleteEndpoint({ tenantId: "reuse", id: "ep" });
+    await svc.endpoints.createEndpoint({ tenantId: "reuse", id: "ep", url: fresh.url });
+
+    const since = timestampFromDate(new Date(Date.now() - 3_600_000));
+    assert.equal((await svc.endpoints.recoverEndpoint({ tenantId: "reuse", id: "ep", since })).requeued, 0);
+    const refused = await svc.log.retryDelivery({ tenantId: "reuse", deliveryId: oldId }).then(
+      () => "retried",
+      (error: unknown) => ConnectError.from(error),
+    );
+    assert.ok(refused instanceof ConnectError && refused.code === Code.FailedPrecondition, String(refused));
+    assert.match(refused.rawMessage, /endpoint "ep", which was deleted/);
+
+    // A job of the old endpoint that was still on its way when the id was taken again: what the
+    // worker finds is a delivery whose endpoint is gone, and it cancels it without a request.
+    await svc.service.infra.store.db
+      .updateTable("deliveries")
+      .set({ status: "pending", next_attempt_at: new Date(Date.now() - 1000) })
+      .where("id", "=", oldId)
+      .execute();
+    assert.equal(await svc.service.worker.sweep(), 1);
+    assert.equal((await finalDeliveries(svc, "reuse", "old"))[0]?.status, DeliveryStatus.CANCELLED);
+
+    await svc.emit.emit({ tenantId: "reuse", eventId: "new", eventType: "x", dataJson: "{}" });
+    assert.equal((await finalDeliveries(svc, "reuse", "new"))[0]?.status, DeliveryStatus.DELIVERED);
+    assert.deepEqual(
+      fresh.requests.map((request) => request.headers["webhook-id"]),
+      ["new"],
+    );
+  } finally {
+    await gone.close();
+    await fresh.close();
+    await svc.close();
+  }
+});
+
 test("a RetryDelivery whose job was lost is still one manual attempt when the sweeper puts it back", async () => {
   // A schedule with a wait left after the second attempt, which a scheduled attempt would start.
   const svc = await startTestService(settings, {

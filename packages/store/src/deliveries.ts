@@ -99,8 +99,13 @@ export async function loadDeliveryWork(
     .innerJoin("events as e", (join) =>
       join.onRef("e.tenant_id", "=", "d.tenant_id").onRef("e.id", "=", "d.event_id"),
     )
+    // An endpoint created after the delivery is a new one that reuses a deleted endpoint's id: the
+    // delivery's own endpoint is gone (emit never dates a delivery before its endpoint).
     .leftJoin("endpoints as ep", (join) =>
-      join.onRef("ep.tenant_id", "=", "d.tenant_id").onRef("ep.id", "=", "d.endpoint_id"),
+      join
+        .onRef("ep.tenant_id", "=", "d.tenant_id")
+        .onRef("ep.id", "=", "d.endpoint_id")
+        .onRef("ep.created_at", "<=", "d.created_at"),
     )
     .select([
       "d.id",
@@ -280,8 +285,10 @@ export type ReopenTarget =
 
 /**
  * Makes final deliveries pending again for one more (manual) attempt. A single delivery may be
- * failed, cancelled or delivered (a resend); an endpoint recovery takes only failed ones. Returns
- * what it reopened, with the attempt number that comes next.
+ * failed, cancelled or delivered (a resend); an endpoint recovery takes only failed ones. Only
+ * deliveries whose own endpoint still exists reopen: not those of a deleted endpoint, nor those of
+ * a deleted endpoint whose id a new endpoint took (they were never the new endpoint's to receive).
+ * Returns what it reopened, with the attempt number that comes next.
  */
 export async function reopenDeliveries(
   db: Kysely<Database>,
@@ -291,7 +298,16 @@ export async function reopenDeliveries(
   let query = db
     .updateTable("deliveries")
     .set({ status: "pending", next_attempt_at: now, next_attempt_manual: true, updated_at: now })
-    .where("tenant_id", "=", target.tenantId);
+    .where("tenant_id", "=", target.tenantId)
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom("endpoints as ep")
+          .select(sql`1`.as("one"))
+          .whereRef("ep.tenant_id", "=", "deliveries.tenant_id")
+          .whereRef("ep.id", "=", "deliveries.endpoint_id")
+          .whereRef("ep.created_at", "<=", "deliveries.created_at"),
+      ),
+    );
   query =
     "deliveryId" in target
       ? query.where("id", "=", target.deliveryId).where("status", "in", ["failed", "cancelled", "delivered"])

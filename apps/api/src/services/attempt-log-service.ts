@@ -68,7 +68,9 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
       if (!reopened) {
         const current = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
         throw new ConnectError(
-          `delivery "${deliveryId}" is ${current.status}: its next attempt is already scheduled`,
+          current.status === "pending"
+            ? `delivery "${deliveryId}" is pending: its next attempt is already scheduled`
+            : `delivery "${deliveryId}" was for endpoint "${current.endpointId}", which was deleted: there is nowhere to send it`,
           Code.FailedPrecondition,
         );
       }
