@@ -180,25 +180,49 @@ export interface OverdueDelivery {
   manual: boolean;
 }
 
+/** A place in the walk through overdue deliveries, which goes in (due time, id) order. */
+export interface OverduePosition {
+  dueAt: Date;
+  id: string;
+}
+
+/**
+ * Up to limit pending deliveries due before dueBefore, in (due time, id) order, after a position
+ * (from the start without one): a caller walks them page by page, so that a long backlog of
+ * overdue deliveries cannot keep it from ever reading the ones behind.
+ */
 export async function findOverdueDeliveries(
   db: Kysely<Database>,
   dueBefore: Date,
   limit: number,
-): Promise<OverdueDelivery[]> {
-  const rows = await db
+  after?: OverduePosition,
+): Promise<(OverdueDelivery & OverduePosition)[]> {
+  let query = db
     .selectFrom("deliveries")
-    .select(["id", "tenant_id", "endpoint_id", "attempt_count", "next_attempt_manual"])
+    .select(["id", "tenant_id", "endpoint_id", "attempt_count", "next_attempt_manual", "next_attempt_at"])
     .where("status", "=", "pending")
-    .where("next_attempt_at", "<", dueBefore)
-    .orderBy("next_attempt_at")
-    .limit(limit)
-    .execute();
+    .where("next_attempt_at", "<", dueBefore);
+  if (after) {
+    // Due times are written from JS Dates, whole milliseconds, so a position read back is exact.
+    // The plain bound keeps the pending-due index usable; the pair picks up where the page ended.
+    query = query
+      .where("next_attempt_at", ">=", after.dueAt)
+      .where((eb) =>
+        eb.or([
+          eb("next_attempt_at", ">", after.dueAt),
+          eb.and([eb("next_attempt_at", "=", after.dueAt), eb("id", ">", after.id)]),
+        ]),
+      );
+  }
+  const rows = await query.orderBy("next_attempt_at").orderBy("id").limit(limit).execute();
   return rows.map((row) => ({
     id: row.id,
     tenantId: row.tenant_id,
     endpointId: row.endpoint_id,
     attemptCount: row.attempt_count,
     manual: row.next_attempt_manual,
+    // Pending deliveries always have a due time; the column is nullable for final ones.
+    dueAt: row.next_attempt_at ?? dueBefore,
   }));
 }
 

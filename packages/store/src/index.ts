@@ -20,6 +20,7 @@ export {
   listDeliveries,
   loadDeliveryWork,
   type OverdueDelivery,
+  type OverduePosition,
   pendingByEndpoint,
   type ReopenTarget,
   reopenDeliveries,
