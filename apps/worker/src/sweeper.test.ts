@@ -1,24 +1,32 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { EndpointRef, EnqueueItem } from "@hookline/queue";
-import type { OverdueDelivery } from "@hookline/store";
-import { type SweeperStore, sweepOnce } from "./sweeper.js";
+import type { OverdueDelivery, OverduePosition } from "@hookline/store";
+import { type SweeperStore, type SweepWalk, sweepOnce } from "./sweeper.js";
 
 // A fake of our own SweeperStore and producer: no servers, milliseconds.
 const NOW = Date.parse("2026-01-01T00:00:00Z");
 
-/** overdue: what each pass of a sweep reads (the last one for any pass beyond). */
-function harness(overdue: OverdueDelivery[] | OverdueDelivery[][], queued: Set<string>, locked = false) {
-  const passes = Array.isArray(overdue[0])
-    ? (overdue as OverdueDelivery[][])
-    : [overdue as OverdueDelivery[]];
-  const asked: { dueBefore: Date; limit: number }[] = [];
+type Overdue = OverdueDelivery & OverduePosition;
+
+/**
+ * overdue: what each pass of a sweep reads (the last one for any pass beyond), kept in (due time,
+ * id) order; each read takes the page after its position, as the store does.
+ */
+function harness(overdue: Overdue[] | Overdue[][], queued: Set<string>, locked = false) {
+  const passes = Array.isArray(overdue[0]) ? (overdue as Overdue[][]) : [overdue as Overdue[]];
+  const asked: { dueBefore: Date; limit: number; after: OverduePosition | undefined }[] = [];
   const enqueued: EnqueueItem[] = [];
   const store: SweeperStore = {
     exclusively: async (fn) => (locked ? undefined : fn()),
-    findOverdue: async (dueBefore, limit) => {
-      asked.push({ dueBefore, limit });
-      return passes[Math.min(asked.length, passes.length) - 1] ?? [];
+    findOverdue: async (dueBefore, limit, after) => {
+      asked.push({ dueBefore, limit, after });
+      const rows = passes[Math.min(asked.length, passes.length) - 1] ?? [];
+      const later = (row: Overdue) =>
+        !after ||
+        row.dueAt.getTime() > after.dueAt.getTime() ||
+        (row.dueAt.getTime() === after.dueAt.getTime() && row.id > after.id);
+      return rows.filter(later).slice(0, limit);
     },
   };
   const producer = {
@@ -28,19 +36,30 @@ function harness(overdue: OverdueDelivery[] | OverdueDelivery[][], queued: Set<s
       enqueued.push(...items);
     },
   };
+  const walk: SweepWalk = { after: undefined };
   return {
-    deps: { store, producer, now: () => NOW, graceMs: 30_000, batchSize: 10, confirmAfterMs: 0 },
+    deps: {
+      store,
+      producer,
+      now: () => NOW,
+      graceMs: 30_000,
+      batchSize: 10,
+      pagesPerSweep: 1,
+      walk,
+      confirmAfterMs: 0,
+    },
     asked,
     enqueued,
   };
 }
 
-const delivery = (id: string, attemptCount: number, manual = false): OverdueDelivery => ({
+const delivery = (id: string, attemptCount: number, manual = false, dueAt = NOW - 60_000): Overdue => ({
   id,
   tenantId: "t",
   endpointId: "ep",
   attemptCount,
   manual,
+  dueAt: new Date(dueAt),
 });
 
 test("the sweeper re-enqueues the due attempt of overdue deliveries that have no job, and only those", async () => {
@@ -48,7 +67,7 @@ test("the sweeper re-enqueues the due attempt of overdue deliveries that have no
   assert.equal(await sweepOnce(h.deps), 2);
   assert.deepEqual(
     h.asked,
-    [1, 2].map(() => ({ dueBefore: new Date(NOW - 30_000), limit: 10 })),
+    [1, 2].map(() => ({ dueBefore: new Date(NOW - 30_000), limit: 10, after: undefined })),
     "grace and batch size applied, and read again to confirm",
   );
   assert.deepEqual(h.enqueued, [
@@ -100,4 +119,38 @@ test("a delivery whose due attempt was asked for by hand is put back as such", a
   assert.deepEqual(h.enqueued, [
     { deliveryId: "m", tenantId: "t", endpointId: "ep", attemptNumber: 2, manual: true },
   ]);
+});
+
+test("overdue deliveries that have jobs do not hide a stranded one behind them: each sweep goes on where the last stopped", async () => {
+  // 25 deliveries held back behind their endpoint's limits (they have jobs), then one that lost its
+  // job; a sweep checks 10.
+  const backlog = Array.from({ length: 25 }, (_, n) => delivery(`a${String(n).padStart(2, "0")}`, 0));
+  const stranded = delivery("z", 0, false, NOW - 40_000);
+  const h = harness([...backlog, stranded], new Set(backlog.map((d) => `${d.id}#1`)));
+  assert.deepEqual([await sweepOnce(h.deps), await sweepOnce(h.deps), await sweepOnce(h.deps)], [0, 0, 1]);
+  assert.deepEqual(
+    h.enqueued.map((item) => item.deliveryId),
+    ["z"],
+  );
+  // The third page was short: the walk starts over.
+  assert.equal(h.deps.walk.after, undefined);
+  assert.deepEqual(
+    h.asked.map((ask) => ask.after?.id),
+    [undefined, "a09", "a19", "a19"],
+    "each sweep starts after the last page; the confirming read rereads its own page",
+  );
+});
+
+test("one sweep reads page after page up to its bound, and confirms over the same pages", async () => {
+  const backlog = Array.from({ length: 25 }, (_, n) => delivery(`a${String(n).padStart(2, "0")}`, 0));
+  const h = harness([...backlog, delivery("z", 0, false, NOW - 40_000)], new Set(["a03#1"]));
+  h.deps.pagesPerSweep = 2;
+  assert.equal(await sweepOnce(h.deps), 19, "the first 20 but a03, which has its job");
+  assert.deepEqual(
+    h.asked.map((ask) => ask.after?.id),
+    [undefined, "a09", undefined, "a09"],
+  );
+  assert.equal(h.deps.walk.after?.id, "a19");
+  assert.equal(await sweepOnce(h.deps), 6, "the rest, and the walk starts over");
+  assert.equal(h.deps.walk.after, undefined);
 });

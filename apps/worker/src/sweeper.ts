@@ -1,20 +1,30 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { DeliveryProducer, EnqueueItem } from "@hookline/queue";
-import { findOverdueDeliveries, type OverdueDelivery, runExclusively, type StoreDb } from "@hookline/store";
+import {
+  findOverdueDeliveries,
+  type OverdueDelivery,
+  type OverduePosition,
+  runExclusively,
+  type StoreDb,
+} from "@hookline/store";
 
 /** The store calls a sweep makes (the SQL stays in @hookline/store). */
 export interface SweeperStore {
   /** Runs fn unless another process is sweeping, in which case it resolves undefined. */
   exclusively<T>(fn: () => Promise<T>): Promise<T | undefined>;
-  /** Pending deliveries whose due attempt is older than dueBefore, oldest first. */
-  findOverdue(dueBefore: Date, limit: number): Promise<OverdueDelivery[]>;
+  /** Pending deliveries whose due attempt is older than dueBefore, in (due time, id) order after `after`. */
+  findOverdue(
+    dueBefore: Date,
+    limit: number,
+    after: OverduePosition | undefined,
+  ): Promise<(OverdueDelivery & OverduePosition)[]>;
 }
 
 /** The sweeper's store on PostgreSQL: an advisory lock and one query. */
 export function sweeperStore(db: StoreDb): SweeperStore {
   return {
     exclusively: (fn) => runExclusively(db, "sweeper", fn),
-    findOverdue: (dueBefore, limit) => findOverdueDeliveries(db, dueBefore, limit),
+    findOverdue: (dueBefore, limit, after) => findOverdueDeliveries(db, dueBefore, limit, after),
   };
 }
 
@@ -24,12 +34,30 @@ export interface SweeperDeps {
   now(): number;
   /** How overdue a pending delivery must be before it counts as stranded. */
   graceMs: number;
+  /** Overdue deliveries per page of the walk (one read). */
   batchSize?: number;
+  /**
+   * Pages one sweep checks at most: 10 of 500 put back 5,000 deliveries a sweep after Redis lost
+   * everything, and cost about 5,000 job lookups a sweep while a backlog that has jobs waits.
+   */
+  pagesPerSweep?: number;
+  /** Where the walk through overdue deliveries goes on from: kept by the caller between sweeps. */
+  walk: SweepWalk;
   /**
    * How long a delivery found with no job must stay so, unchanged, before it is put back. A worker
    * records an attempt just after its job ends, and in between an answered attempt looks stranded.
    */
   confirmAfterMs: number;
+}
+
+/**
+ * The sweeps' place in the overdue deliveries. A sweep checks up to pagesPerSweep pages and the
+ * next goes on after them, back to the start after a short page: overdue deliveries that do have
+ * jobs (a backlog held back by an endpoint's limits) cannot hide a stranded one behind them for
+ * good. With N overdue, each is checked at least once every N / (batchSize * pagesPerSweep) sweeps.
+ */
+export interface SweepWalk {
+  after: OverduePosition | undefined;
 }
 
 /**
@@ -40,30 +68,48 @@ export interface SweeperDeps {
  */
 export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> {
   return deps.store.exclusively(async () => {
-    const jobless = await findJobless(deps, () => true);
+    const start = deps.walk.after;
+    const { jobless, last } = await findJobless(deps, start, () => true);
+    deps.walk.after = last;
     if (jobless.size === 0) return 0;
     await delay(deps.confirmAfterMs);
-    const stranded = await findJobless(deps, (key) => jobless.has(key));
-    await deps.producer.enqueue([...stranded.values()]);
-    return stranded.size;
+    const stranded = await findJobless(deps, start, (key) => jobless.has(key));
+    await deps.producer.enqueue([...stranded.jobless.values()]);
+    return stranded.jobless.size;
   });
 }
 
-/** Overdue deliveries (of those `worth` checking) whose due attempt has no job, by `id#attempt`. */
-async function findJobless(deps: SweeperDeps, worth: (key: string) => boolean) {
-  const overdue = await deps.store.findOverdue(new Date(deps.now() - deps.graceMs), deps.batchSize ?? 500);
+/**
+ * Overdue deliveries after `after`, up to pagesPerSweep pages (of those `worth` checking), whose
+ * due attempt has no job, by `id#attempt`, and where the next walk starts (undefined after a short
+ * page: the start).
+ */
+async function findJobless(
+  deps: SweeperDeps,
+  after: OverduePosition | undefined,
+  worth: (key: string) => boolean,
+) {
+  const limit = deps.batchSize ?? 500;
+  const dueBefore = new Date(deps.now() - deps.graceMs);
   const jobless = new Map<string, EnqueueItem>();
-  for (const delivery of overdue) {
-    const attemptNumber = delivery.attemptCount + 1;
-    const key = `${delivery.id}#${attemptNumber}`;
-    if (!worth(key) || (await deps.producer.hasJob(delivery, delivery.id, attemptNumber))) continue;
-    jobless.set(key, {
-      deliveryId: delivery.id,
-      tenantId: delivery.tenantId,
-      endpointId: delivery.endpointId,
-      attemptNumber,
-      ...(delivery.manual && { manual: true }),
-    });
+  let last = after;
+  for (let page = 0; page < (deps.pagesPerSweep ?? 10); page += 1) {
+    const overdue = await deps.store.findOverdue(dueBefore, limit, last);
+    for (const delivery of overdue) {
+      const attemptNumber = delivery.attemptCount + 1;
+      const key = `${delivery.id}#${attemptNumber}`;
+      if (!worth(key) || (await deps.producer.hasJob(delivery, delivery.id, attemptNumber))) continue;
+      jobless.set(key, {
+        deliveryId: delivery.id,
+        tenantId: delivery.tenantId,
+        endpointId: delivery.endpointId,
+        attemptNumber,
+        ...(delivery.manual && { manual: true }),
+      });
+    }
+    const end = overdue.at(-1);
+    if (overdue.length < limit || !end) return { jobless, last: undefined };
+    last = { dueAt: end.dueAt, id: end.id };
   }
-  return jobless;
+  return { jobless, last };
 }

@@ -18,7 +18,7 @@ import { watchDemand } from "./demand.js";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
 import { oneAtATime } from "./one-at-a-time.js";
 import { processDelivery } from "./process-delivery.js";
-import { sweeperStore, sweepOnce } from "./sweeper.js";
+import { type SweepWalk, sweeperStore, sweepOnce } from "./sweeper.js";
 
 export interface WorkerDeps {
   db: StoreDb;
@@ -170,12 +170,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     await consumer.ready();
   };
   const sweepStore = sweeperStore(deps.db);
+  const sweepWalk: SweepWalk = { after: undefined };
   const sweeps = oneAtATime(async () => {
     const count = await sweepOnce({
       store: sweepStore,
       producer: deps.producer,
       now,
       graceMs: deps.sweeper.graceMs,
+      walk: sweepWalk,
       confirmAfterMs: SWEEP_CONFIRM_AFTER_MS,
     });
     if (count) {
