@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { status } from "@grpc/grpc-js";
+import { jobIdFor, openQueueHandle } from "@hookline/queue";
 import { readTestSettings } from "@hookline/testkit";
 import { expectStatus, startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
 
@@ -120,6 +121,26 @@ describe("EmitService over gRPC", () => {
       data_json: "1",
     });
     assert.equal(other.duplicate, false);
+  });
+
+  test("a duplicate Emit adds no job, even once the first attempt's job is gone", async () => {
+    // A worker records an attempt just after its job ends and is removed: a job added again in
+    // between would send the attempt a second time with only one row to show for it. A lost
+    // first add is the sweeper's to heal, which waits out that gap.
+    const tenant = uniqueTenant("dup-job");
+    await endpoint(tenant, "ep");
+    const request = { tenant_id: tenant, event_id: "e", event_type: "t", data_json: "{}" };
+    const [deliveryId = ""] = (await api.call("Emit", request)).delivery_ids;
+    const ref = { tenantId: tenant, endpointId: "ep" };
+    const queue = openQueueHandle(api.infra.queueBackend, api.infra.producer.routing.queueOf(ref));
+    try {
+      assert.ok(await api.infra.producer.hasJob(ref, deliveryId, 1), "the first Emit queued attempt 1");
+      await (await queue.getJob(jobIdFor(deliveryId, 1)))?.remove();
+      assert.equal((await api.call("Emit", request)).duplicate, true);
+      assert.equal(await api.infra.producer.hasJob(ref, deliveryId, 1), false);
+    } finally {
+      await queue.close();
+    }
   });
 
   test("concurrent emits of one event id record it once; every answer names the same deliveries", async () => {

@@ -24,8 +24,8 @@ test(`the api killed between the store commit and the queue add: the sweeper del
       events: servers ? 400 : 240,
       perSecond: servers ? 30 : 15,
       apiEnv: HOOK,
-      // A producer that retried would heal the lost queue add itself (a duplicate Emit enqueues
-      // again); giving up leaves the stranded deliveries to the sweeper alone.
+      // Giving up leaves the stranded deliveries to the sweeper alone (so would a retry: a
+      // duplicate Emit adds no job).
       onError: "give-up",
       async inject(run) {
         for (let k = 1; k <= CRASHES; k++) {

@@ -19,7 +19,12 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
       const result = await emitEvent({ tenantId, id: eventId, eventType, dataJson });
       // After the commit: the store is the truth, the queue a pointer into it. Should this add fail
       // or the process die here, the sweeper finds the pending deliveries and enqueues them.
-      // Duplicates are enqueued again too: job ids make that harmless, and it heals a lost add.
+      // A duplicate adds nothing: its first attempt's job may have ended, and been removed, with
+      // the attempt's record still on its way, and a job added then would send it twice. The
+      // sweeper, which waits out that gap, heals a first add that was lost.
+      if (result.duplicate) {
+        return { eventId, deliveryIds: result.deliveries.map((d) => d.id), duplicate: true };
+      }
       await deps.producer
         .enqueue(
           result.deliveries.map((d) => ({
@@ -35,7 +40,7 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
             error: error instanceof Error ? error.message : String(error),
           }),
         );
-      return { eventId, deliveryIds: result.deliveries.map((d) => d.id), duplicate: result.duplicate };
+      return { eventId, deliveryIds: result.deliveries.map((d) => d.id), duplicate: false };
     },
 
     async getEvent(req, ctx) {
