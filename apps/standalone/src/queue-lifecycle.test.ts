@@ -50,7 +50,7 @@ test("deleting an endpoint cancels its pending deliveries and releases its queue
   assert.equal(deliveries.length, 5);
   for (const d of deliveries)
     assert.equal(
-      await shared.svc.service.infra.producer.hasJob({ tenantId: "del", endpointId: "ep" }, d.id, 1),
+      await shared.svc.service.infra.producer.hasLiveJob({ tenantId: "del", endpointId: "ep" }, d.id, 1),
       false,
       "no job is left in the queue",
     );

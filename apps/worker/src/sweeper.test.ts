@@ -30,7 +30,7 @@ function harness(overdue: Overdue[] | Overdue[][], queued: Set<string>, locked =
     },
   };
   const producer = {
-    hasJob: async (_endpoint: EndpointRef, deliveryId: string, attemptNumber: number) =>
+    hasLiveJob: async (_endpoint: EndpointRef, deliveryId: string, attemptNumber: number) =>
       queued.has(`${deliveryId}#${attemptNumber}`),
     enqueue: async (items: EnqueueItem[]) => {
       enqueued.push(...items);
@@ -103,10 +103,10 @@ test("a delivery whose attempt is recorded, or gets a job, before the sweep conf
   let checks = 0;
   h.deps.producer = {
     ...producer,
-    hasJob: async (endpoint, id, attemptNumber) => {
+    hasLiveJob: async (endpoint, id, attemptNumber) => {
       checks += 1;
       if (checks === 4) queued.add("c#1"); // c's job is added between the two passes
-      return producer.hasJob(endpoint, id, attemptNumber);
+      return producer.hasLiveJob(endpoint, id, attemptNumber);
     },
   };
   assert.equal(await sweepOnce(h.deps), 0);

@@ -30,7 +30,7 @@ export function sweeperStore(db: StoreDb): SweeperStore {
 
 export interface SweeperDeps {
   store: SweeperStore;
-  producer: Pick<DeliveryProducer, "enqueue" | "hasJob">;
+  producer: Pick<DeliveryProducer, "enqueue" | "hasLiveJob">;
   now(): number;
   /** How overdue a pending delivery must be before it counts as stranded. */
   graceMs: number;
@@ -98,7 +98,7 @@ async function findJobless(
     for (const delivery of overdue) {
       const attemptNumber = delivery.attemptCount + 1;
       const key = `${delivery.id}#${attemptNumber}`;
-      if (!worth(key) || (await deps.producer.hasJob(delivery, delivery.id, attemptNumber))) continue;
+      if (!worth(key) || (await deps.producer.hasLiveJob(delivery, delivery.id, attemptNumber))) continue;
       jobless.set(key, {
         deliveryId: delivery.id,
         tenantId: delivery.tenantId,

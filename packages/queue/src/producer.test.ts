@@ -51,8 +51,8 @@ test("adding the same delivery twice (and concurrently) adds one job, carrying i
       jobs.map((job) => [job.id, job.data]),
       [[deliveryId, { deliveryId, attemptNumber: 1 }]],
     );
-    assert.equal(await producer.hasJob(item, deliveryId, 1), true);
-    assert.equal(await producer.hasJob(item, deliveryId, 2), false);
+    assert.equal(await producer.hasLiveJob(item, deliveryId, 1), true);
+    assert.equal(await producer.hasLiveJob(item, deliveryId, 2), false);
     // Consumers hear which queue was fed and when its job is due, so they open it in time.
     const news = fed.flat().filter((f) => f.queue === queue.name);
     assert.ok(news.length >= 1);
@@ -74,7 +74,7 @@ test("one add to a few queues or to a fan-out of many leaves a job in every queu
       attemptNumber: 1,
     }));
     await producer.enqueue(items);
-    const held = await Promise.all(items.map((item) => producer.hasJob(item, item.deliveryId, 1)));
+    const held = await Promise.all(items.map((item) => producer.hasLiveJob(item, item.deliveryId, 1)));
     assert.equal(held.filter(Boolean).length, endpoints);
   }
 });
@@ -156,5 +156,34 @@ test("an add the PostgreSQL queue backend refuses fails the enqueue, so the call
   // And the next add, once the backend is whole again, goes through.
   const deliveryId = deliveryIdFor("t", "e:accepted", "refused");
   await producer.enqueue([{ ...item, deliveryId }]);
-  assert.equal(await producer.hasJob(item, deliveryId, 1), true);
+  assert.equal(await producer.hasLiveJob(item, deliveryId, 1), true);
+});
+
+test("a job BullMQ gave up on counts as no job, so the attempt can be added again", async () => {
+  // Its infrastructure retries run out at once: the job lands in the failed set, where its id
+  // would make every later add of the attempt do nothing.
+  const once = new DeliveryProducer(queues, routing, { infrastructureRetries: 1 });
+  const item = {
+    tenantId: "t",
+    endpointId: "gave-up",
+    deliveryId: deliveryIdFor("t", "e:gave-up", "gave-up"),
+    attemptNumber: 1,
+  };
+  const worker = openWorker(queues, routing.queueOf(item), async () => {}, { autorun: false });
+  try {
+    await once.enqueue([item]);
+    const job = await worker.getNextJob("test-token", { block: false });
+    assert.equal(job?.id, jobIdFor(item.deliveryId, 1));
+    await job?.moveToFailed(new Error("the store was down"), "test-token");
+    assert.equal(await job?.getState(), "failed");
+
+    assert.equal(await once.hasLiveJob(item, item.deliveryId, 1), false);
+    await once.enqueue([item]);
+    assert.equal(await once.hasLiveJob(item, item.deliveryId, 1), true);
+    const again = await worker.getNextJob("test-token", { block: false });
+    assert.equal(again?.id, jobIdFor(item.deliveryId, 1), "the attempt runs again");
+  } finally {
+    await worker.close(true);
+    await once.close();
+  }
 });

@@ -117,12 +117,21 @@ export class DeliveryProducer {
     }
   }
 
-  /** True when a job for this attempt exists in any state (waiting, delayed, active...). */
-  async hasJob(endpoint: EndpointRef, deliveryId: string, attemptNumber: number): Promise<boolean> {
-    const job = await this.using(this.routing.queueOf(endpoint), (queue) =>
-      queue.getJob(jobIdFor(deliveryId, attemptNumber)),
-    );
-    return job !== undefined && job !== null;
+  /**
+   * True when a job for this attempt is live: waiting, delayed or running. A job BullMQ gave up on
+   * (failed: its infrastructure retries ran out, or it stalled too often) is removed and counts as
+   * none: kept, its id would make adding the attempt again do nothing, and the delivery would stay
+   * pending with no job to run it.
+   */
+  async hasLiveJob(endpoint: EndpointRef, deliveryId: string, attemptNumber: number): Promise<boolean> {
+    return this.using(this.routing.queueOf(endpoint), async (queue) => {
+      const job = await queue.getJob(jobIdFor(deliveryId, attemptNumber));
+      if (!job) return false;
+      // Only a job that has finished has finishedOn: a live one costs no second round trip.
+      if (!job.finishedOn || (await job.getState()) !== "failed") return true;
+      await job.remove();
+      return false;
+    });
   }
 
   /**
