@@ -17,6 +17,18 @@ test("Retry-After as an HTTP date is the time until then", () => {
   assert.equal(parseRetryAfter("Monday, 30-Nov-26 12:01:30 GMT", now), 90_000);
 });
 
+test("an asctime date, which names no zone, is GMT wherever Hookline runs", () => {
+  const zone = process.env.TZ;
+  process.env.TZ = "America/New_York";
+  try {
+    assert.equal(parseRetryAfter("Mon Nov 30 12:01:30 2026", now), 90_000);
+    assert.equal(parseRetryAfter("Mon, 30 Nov 2026 12:01:30 GMT", now), 90_000);
+  } finally {
+    if (zone === undefined) delete process.env.TZ;
+    else process.env.TZ = zone;
+  }
+});
+
 test("negative, past or malformed Retry-After values are ignored", () => {
   for (const value of ["-5", "1.5", "soon", "", "Sun, 29 Nov 2026 12:00:00 GMT", "Mon, 99 Foo 2026 GMT"]) {
     assert.equal(parseRetryAfter(value, now), undefined, JSON.stringify(value));

@@ -1,6 +1,7 @@
 // IMF-fixdate, RFC 850 and asctime all start with a day name; Date.parse alone accepts "1.5".
 const HTTP_DATE = /^[A-Za-z]{3,9},? /;
 const DELTA_SECONDS = /^\d+$/;
+const HAS_ZONE = /(?:GMT|UTC|UT|Z|[+-]\d{4})$/i;
 
 /**
  * Reads a Retry-After value (delta seconds or an HTTP date) as milliseconds from `nowMs`.
@@ -14,7 +15,8 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
     return Math.min(Number(text) * 1000, Number.MAX_SAFE_INTEGER);
   }
   if (!HTTP_DATE.test(text)) return undefined;
-  const at = Date.parse(text);
+  // HTTP dates are GMT; asctime's form names no zone, which Date.parse would read as local time.
+  const at = Date.parse(HAS_ZONE.test(text) ? text : `${text} GMT`);
   if (Number.isNaN(at) || at < nowMs) return undefined;
   return at - nowMs;
 }
