@@ -39,13 +39,22 @@ test("jitter stays within ±jitter of the scheduled wait", () => {
 });
 
 test("Retry-After is honoured but clamped between the scheduled wait and twice it", () => {
-  assert.equal(retryDelayMs(policy, 1, response(429, 0), half), 5_000);
+  const none = (): number => 0;
+  assert.equal(retryDelayMs(policy, 1, response(429, 0), none), 5_000);
+  assert.equal(retryDelayMs(policy, 1, response(429, 7_000), none), 7_000);
+  assert.equal(retryDelayMs(policy, 1, response(429, Number.MAX_SAFE_INTEGER), none), 10_000);
+  assert.equal(retryDelayMs(policy, 2, response(503, 86_400_000), none), 600_000);
+});
+
+test("a Retry-After wait is spread up to the jitter later, never earlier than asked", () => {
+  // Many deliveries told the same Retry-After by one overloaded receiver come back spread out.
+  assert.equal(retryDelayMs(policy, 1, response(429, 7_000), half), 7_700);
   assert.equal(
-    retryDelayMs(policy, 1, response(429, 7_000), () => 0),
-    7_000,
+    retryDelayMs(policy, 1, response(429, 7_000), () => 0.999_999_9),
+    8_400,
   );
-  assert.equal(retryDelayMs(policy, 1, response(429, Number.MAX_SAFE_INTEGER), half), 10_000);
-  assert.equal(retryDelayMs(policy, 2, response(503, 86_400_000), half), 600_000);
+  assert.equal(retryDelayMs(policy, 2, response(503, 86_400_000), half), 660_000);
+  assert.equal(retryDelayMs({ ...policy, jitter: 0 }, 1, response(429, 7_000), half), 7_000);
 });
 
 test("there is no retry after the last scheduled attempt, or once delivered or gone", () => {

@@ -9,7 +9,9 @@ export interface RetryPolicy {
 /**
  * The wait before the next attempt, or undefined when the delivery is finished (delivered, gone,
  * or no attempts left). A Retry-After is honoured but clamped between the scheduled wait and
- * twice it, so a receiver can slow us down without parking a delivery forever.
+ * twice it, so a receiver can slow us down without parking a delivery forever; then spread up to
+ * `jitter` later, never earlier than asked, so that the deliveries one 429 or 503 answered do not
+ * all come back in the same instant.
  */
 export function retryDelayMs(
   policy: RetryPolicy,
@@ -21,7 +23,8 @@ export function retryDelayMs(
   const base = policy.scheduleMs[attemptNumber - 1];
   if (base === undefined) return undefined;
   if (outcome.kind === "response" && outcome.retryAfterMs !== undefined) {
-    return Math.min(Math.max(outcome.retryAfterMs, base), 2 * base);
+    const asked = Math.min(Math.max(outcome.retryAfterMs, base), 2 * base);
+    return Math.round(asked * (1 + policy.jitter * random()));
   }
   return Math.max(0, Math.round(base * (1 + policy.jitter * (2 * random() - 1))));
 }
