@@ -119,6 +119,9 @@ test("an endpoint-scoped link sees and changes that endpoint only", async () => 
     listed.endpoints.map((e) => e.id),
     ["ep2"],
   );
+  // On the first page, however small the pages: the tenant's ep1 comes before it.
+  const small = await customer.endpoints.listEndpoints({ pageSize: 1 });
+  assert.deepEqual([small.endpoints.map((e) => e.id), small.nextPageToken], [["ep2"], ""]);
   const deliveries = await customer.log.listDeliveries({});
   assert.ok(deliveries.deliveries.length > 0 && deliveries.deliveries.every((d) => d.endpointId === "ep2"));
   const event = await customer.emit.getEvent({ eventId: "acme-1" });
@@ -178,6 +181,7 @@ test("an endpoint-scoped link finds no event or delivery of another endpoint, as
   // Its own event is there.
   assert.equal((await customer.emit.getEvent({ eventId: "acme-ep3" })).event?.id, "acme-ep3");
   await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep3" });
+  assert.deepEqual((await customer.endpoints.listEndpoints({})).endpoints, [], "its endpoint is gone");
 });
 
 /** Opens WatchAttempts and resolves once the server has answered with its headers (the stream is live). */

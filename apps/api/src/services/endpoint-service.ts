@@ -6,6 +6,7 @@ import {
   deleteEndpoint,
   getEndpoint,
   listEndpoints,
+  NotFoundError,
   newId,
   reopenDeliveries,
   rotateEndpointSecret,
@@ -82,17 +83,25 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
     },
 
     async listEndpoints(req, ctx) {
-      const page = await listEndpoints(
-        deps.db,
-        requireId("tenant_id", tenantFor(ctx, req.tenantId)),
-        pageSize("page_size", req.pageSize),
-        req.pageToken,
-      );
+      const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
+      const size = pageSize("page_size", req.pageSize);
       const only = endpointFor(ctx, "");
+      if (only !== "") {
+        // An endpoint-scoped link's list is its one endpoint, on the first page: filtering the
+        // tenant's pages would leave it on whichever page it fell, after pages of nothing.
+        // Its endpoint deleted, the list is empty, as a tenant's with none.
+        const record =
+          req.pageToken === ""
+            ? await getEndpoint(deps.db, tenantId, only).catch((error: unknown) => {
+                if (error instanceof NotFoundError) return undefined;
+                throw error;
+              })
+            : undefined;
+        return { endpoints: record ? [endpointMessage(record, false)] : [], nextPageToken: "" };
+      }
+      const page = await listEndpoints(deps.db, tenantId, size, req.pageToken);
       return {
-        endpoints: page.items
-          .filter((e) => only === "" || e.id === only)
-          .map((e) => endpointMessage(e, false)),
+        endpoints: page.items.map((e) => endpointMessage(e, false)),
         nextPageToken: page.nextPageToken,
       };
     },
