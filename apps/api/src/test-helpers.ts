@@ -73,6 +73,7 @@ export interface Responses {
   GetEvent: { event: Event; deliveries: Delivery[] };
   ListDeliveries: { deliveries: Delivery[]; next_page_token: string };
   ListAttempts: { attempts: Attempt[]; next_page_token: string };
+  RetryDelivery: { delivery: Delivery };
 }
 export type Rpc = keyof Responses;
 
@@ -88,6 +89,7 @@ const SERVICE_OF: Record<Rpc, string> = {
   GetEvent: "EmitService",
   ListDeliveries: "AttemptLogService",
   ListAttempts: "AttemptLogService",
+  RetryDelivery: "AttemptLogService",
 };
 
 export interface TestApi {

@@ -14,6 +14,7 @@ import {
 } from "../validate.js";
 import { watchAttempts } from "../watch-attempts.js";
 import { describeDelivery } from "./describe-delivery.js";
+import { enqueueCommitted } from "./enqueue-committed.js";
 
 export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogService> {
   return {
@@ -74,15 +75,19 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           Code.FailedPrecondition,
         );
       }
-      await deps.producer.enqueue([
-        {
-          deliveryId,
-          tenantId,
-          endpointId: reopened.endpointId,
-          attemptNumber: reopened.attemptCount + 1,
-          manual: true,
-        },
-      ]);
+      await enqueueCommitted(
+        deps,
+        [
+          {
+            deliveryId,
+            tenantId,
+            endpointId: reopened.endpointId,
+            attemptNumber: reopened.attemptCount + 1,
+            manual: true,
+          },
+        ],
+        { deliveryId },
+      );
       // The delivery as this call left it. Read again, it would race the worker: on Redis the
       // manual attempt can be made and recorded before that read (seen in CI: DELIVERED).
       return {

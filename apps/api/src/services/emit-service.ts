@@ -6,6 +6,7 @@ import { deliveryMessage, eventMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import { createEmitBatcher } from "../emit-batcher.js";
 import { jsonText, optionalHeaderId, requireEventType, requireId } from "../validate.js";
+import { enqueueCommitted } from "./enqueue-committed.js";
 
 export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
   const emitEvent = deps.emitEvent ?? createEmitBatcher(deps.db, deps.now);
@@ -25,21 +26,16 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
       if (result.duplicate) {
         return { eventId, deliveryIds: result.deliveries.map((d) => d.id), duplicate: true };
       }
-      await deps.producer
-        .enqueue(
-          result.deliveries.map((d) => ({
-            deliveryId: d.id,
-            tenantId: d.tenantId,
-            endpointId: d.endpointId,
-            attemptNumber: 1,
-          })),
-        )
-        .catch((error: unknown) =>
-          deps.log.warn("enqueue failed; the sweeper will retry", {
-            eventId,
-            error: error instanceof Error ? error.message : String(error),
-          }),
-        );
+      await enqueueCommitted(
+        deps,
+        result.deliveries.map((d) => ({
+          deliveryId: d.id,
+          tenantId: d.tenantId,
+          endpointId: d.endpointId,
+          attemptNumber: 1,
+        })),
+        { eventId },
+      );
       return { eventId, deliveryIds: result.deliveries.map((d) => d.id), duplicate: false };
     },
 

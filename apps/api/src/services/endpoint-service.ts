@@ -28,6 +28,7 @@ import {
   requireUrl,
   timestamp,
 } from "../validate.js";
+import { enqueueCommitted } from "./enqueue-committed.js";
 
 const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
 const MAX_ROTATION_GRACE_MS = 30 * 24 * 3_600_000;
@@ -198,7 +199,8 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       }
       await getEndpoint(deps.db, tenantId, id);
       const reopened = await reopenDeliveries(deps.db, { tenantId, endpointId: id, failedSince: since }, now);
-      await deps.producer.enqueue(
+      await enqueueCommitted(
+        deps,
         reopened.map((d) => ({
           deliveryId: d.id,
           tenantId: d.tenantId,
@@ -206,6 +208,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           attemptNumber: d.attemptCount + 1,
           manual: true,
         })),
+        { endpointId: id },
       );
       return { requeued: reopened.length };
     },
