@@ -37,9 +37,6 @@ export async function* watchAttempts(
   req: WatchAttemptsRequest,
   context: HandlerContext,
 ): AsyncGenerator<Partial<WatchAttemptsResponse>> {
-  // A portal link's stream ends when the link expires, as every later call on it is refused then.
-  const expiry = linkExpiry(context.values.get(principalKey).expiresAt, deps.now());
-  const signal = expiry ? AbortSignal.any([context.signal, expiry.signal]) : context.signal;
   let filter: { tenantId: string; endpointId: string; eventId: string };
   let release: () => void;
   try {
@@ -47,6 +44,10 @@ export async function* watchAttempts(
   } catch (error) {
     throw toConnectError(error, deps.log);
   }
+  // A portal link's stream ends when the link expires, as every later call on it is refused then.
+  // Its timer starts only once the stream has its slot: a refused stream leaves none behind.
+  const expiry = linkExpiry(context.values.get(principalKey).expiresAt, deps.now());
+  const signal = expiry ? AbortSignal.any([context.signal, expiry.signal]) : context.signal;
   try {
     if (req.afterAttemptId < 0n) throw new InvalidArgumentError("after_attempt_id", "must not be negative");
     filter = {
