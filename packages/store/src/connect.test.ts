@@ -66,21 +66,21 @@ test("a migration that meets a long transaction gives up, changes nothing, and c
     const url = backend.databaseUrl ?? "";
     await (await connectStore({ databaseUrl: url })).close();
     await reader.connect();
-    // A database one migration behind (0005 adds deliveries.next_attempt_manual), then a session
+    // A database one migration behind (0006 adds deliveries.endpoint_seq), then a session
     // that keeps reading deliveries in a transaction it has not ended.
-    await reader.query("alter table hookline.deliveries drop column next_attempt_manual");
-    await reader.query("delete from hookline.kysely_migration where name = '0005_next_attempt_manual'");
+    await reader.query("alter table hookline.deliveries drop column endpoint_seq");
+    await reader.query("delete from hookline.kysely_migration where name = '0006_delivery_endpoint_seq'");
     await reader.query("begin");
     await reader.query("select count(*) from hookline.deliveries");
 
     await assert.rejects(connectStore({ databaseUrl: url }), (error: unknown) => {
       assert.ok(error instanceof MigrationLockTimeoutError, String(error));
-      assert.equal(error.migration, "0005_next_attempt_manual");
+      assert.equal(error.migration, "0006_delivery_endpoint_seq");
       assert.match(error.message, /waited 5 s for a table lock .* nothing changed/);
       return true;
     });
     const column = `select count(*)::int as n from information_schema.columns
-      where table_schema = 'hookline' and table_name = 'deliveries' and column_name = 'next_attempt_manual'`;
+      where table_schema = 'hookline' and table_name = 'deliveries' and column_name = 'endpoint_seq'`;
     assert.equal((await reader.query(column)).rows[0].n, 0, "the column was not half-added");
     await reader.query("commit");
 

@@ -99,13 +99,13 @@ export async function loadDeliveryWork(
     .innerJoin("events as e", (join) =>
       join.onRef("e.tenant_id", "=", "d.tenant_id").onRef("e.id", "=", "d.event_id"),
     )
-    // An endpoint created after the delivery is a new one that reuses a deleted endpoint's id: the
-    // delivery's own endpoint is gone (emit never dates a delivery before its endpoint).
+    // An endpoint row other than the delivery's own is a new one that took a deleted endpoint's
+    // id: to this delivery, its endpoint is gone.
     .leftJoin("endpoints as ep", (join) =>
       join
         .onRef("ep.tenant_id", "=", "d.tenant_id")
         .onRef("ep.id", "=", "d.endpoint_id")
-        .onRef("ep.created_at", "<=", "d.created_at"),
+        .on((eb) => eb.or([eb("ep.seq", "=", eb.ref("d.endpoint_seq")), eb("d.endpoint_seq", "is", null)])),
     )
     .select([
       "d.id",
@@ -329,7 +329,12 @@ export async function reopenDeliveries(
           .select(sql`1`.as("one"))
           .whereRef("ep.tenant_id", "=", "deliveries.tenant_id")
           .whereRef("ep.id", "=", "deliveries.endpoint_id")
-          .whereRef("ep.created_at", "<=", "deliveries.created_at"),
+          .where((eb) =>
+            eb.or([
+              eb("ep.seq", "=", eb.ref("deliveries.endpoint_seq")),
+              eb("deliveries.endpoint_seq", "is", null),
+            ]),
+          ),
       ),
     );
   query =

@@ -57,9 +57,8 @@ export async function emitEvents(
   // created, 'old' the deliveries of the events recorded before it; each in creation order. unnest
   // keeps the parameters at a fixed count whatever the batch and fan-out. Delivery ids are
   // deliveryIdFor's, computed here (sha256 of the length-prefixed parts, base64url); a test holds
-  // the two to the same ids. A delivery is never dated before its endpoint (another process's
-  // clock may run behind): that is how a new endpoint that reuses a deleted one's id tells the
-  // deleted one's deliveries from its own.
+  // the two to the same ids. Each delivery keeps its endpoint row's seq: a new endpoint that
+  // reuses a deleted one's id has another, and so none of the deleted one's deliveries.
   const result = await sql<{
     kind: "new" | "fanned" | "old";
     tenant_id: string;
@@ -80,7 +79,6 @@ export async function emitEvents(
     ),
     planned as (
       select x.tenant_id, x.id as event_id, ep.id as endpoint_id, x.n, ep.seq as endpoint_seq,
-             ep.created_at as endpoint_created_at,
              'dl_' || rtrim(translate(encode(sha256(convert_to(
                octet_length(x.tenant_id) || ':' || x.tenant_id || octet_length(x.id) || ':' || x.id ||
                octet_length(ep.id) || ':' || ep.id, 'UTF8')), 'base64'), '+/', '-_'), '=') as id
@@ -90,10 +88,10 @@ export async function emitEvents(
                                   and (cardinality(ep.event_types) = 0 or x.event_type = any(ep.event_types))
     ),
     fanned as (
-      insert into hookline.deliveries (id, tenant_id, event_id, endpoint_id, status, attempt_count,
-                                       next_attempt_at, created_at, updated_at)
-      select id, tenant_id, event_id, endpoint_id, 'pending', 0, ${now}::timestamptz,
-             greatest(${now}::timestamptz, endpoint_created_at), ${now}::timestamptz
+      insert into hookline.deliveries (id, tenant_id, event_id, endpoint_id, endpoint_seq, status,
+                                       attempt_count, next_attempt_at, created_at, updated_at)
+      select id, tenant_id, event_id, endpoint_id, endpoint_seq, 'pending', 0, ${now}::timestamptz,
+             ${now}::timestamptz, ${now}::timestamptz
         from planned
        order by n, endpoint_seq
       returning id, tenant_id, event_id, endpoint_id, seq

@@ -162,6 +162,16 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0006_delivery_endpoint_seq": {
+    // Nullable, no default: a catalog change only, however many deliveries there are.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .withSchema(STORE_SCHEMA)
+        .alterTable("deliveries")
+        .addColumn("endpoint_seq", "bigint")
+        .execute();
+    },
+  },
 };
 
 // kysely runs the pending migrations in one transaction, so each sets the timeout for itself.

@@ -53,6 +53,11 @@ export interface DeliveryTable {
   next_attempt_at: Timestamp | null;
   /** The pending attempt was asked for by hand: one attempt, no new retry schedule. */
   next_attempt_manual: ColumnType<boolean, boolean | undefined, boolean>;
+  /**
+   * The seq of the endpoint row it was made for: a new endpoint that takes a deleted one's id has
+   * another. Null on deliveries made before the column (they match their endpoint by id alone).
+   */
+  endpoint_seq: ColumnType<string | null, never, never>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
