@@ -154,3 +154,21 @@ test("one sweep reads page after page up to its bound, and confirms over the sam
   assert.equal(await sweepOnce(h.deps), 6, "the rest, and the walk starts over");
   assert.equal(h.deps.walk.after, undefined);
 });
+
+test("a sweep whose re-enqueue fails leaves the walk where it was, so the next goes over the same page", async () => {
+  const backlog = Array.from({ length: 12 }, (_, n) => delivery(`a${String(n).padStart(2, "0")}`, 0));
+  const h = harness(backlog, new Set());
+  const enqueue = h.deps.producer.enqueue;
+  h.deps.producer = {
+    ...h.deps.producer,
+    enqueue: async () => {
+      throw new Error("Redis is down");
+    },
+  };
+  await assert.rejects(sweepOnce(h.deps), /Redis is down/);
+  assert.equal(h.deps.walk.after, undefined);
+  h.deps.producer = { ...h.deps.producer, enqueue };
+  assert.equal(await sweepOnce(h.deps), 10, "the first page, again");
+  const walk: SweepWalk = h.deps.walk; // assert.equal narrowed the field to undefined above
+  assert.equal(walk.after?.id, "a09");
+});

@@ -70,12 +70,16 @@ export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> 
   return deps.store.exclusively(async () => {
     const start = deps.walk.after;
     const { jobless, last } = await findJobless(deps, start, () => true);
+    let count = 0;
+    if (jobless.size > 0) {
+      await delay(deps.confirmAfterMs);
+      const stranded = (await findJobless(deps, start, (key) => jobless.has(key))).jobless;
+      await deps.producer.enqueue([...stranded.values()]);
+      count = stranded.size;
+    }
+    // Only once they are back on their queues: a sweep that failed goes over the same pages again.
     deps.walk.after = last;
-    if (jobless.size === 0) return 0;
-    await delay(deps.confirmAfterMs);
-    const stranded = await findJobless(deps, start, (key) => jobless.has(key));
-    await deps.producer.enqueue([...stranded.jobless.values()]);
-    return stranded.jobless.size;
+    return count;
   });
 }
 
