@@ -122,6 +122,7 @@ test("an endpoint-scoped link sees and changes that endpoint only", async () => 
   // On the first page, however small the pages: the tenant's ep1 comes before it.
   const small = await customer.endpoints.listEndpoints({ pageSize: 1 });
   assert.deepEqual([small.endpoints.map((e) => e.id), small.nextPageToken], [["ep2"], ""]);
+  assert.equal(await codeOf(customer.endpoints.listEndpoints({ pageToken: "bm9wZQ" })), Code.InvalidArgument);
   const deliveries = await customer.log.listDeliveries({});
   assert.ok(deliveries.deliveries.length > 0 && deliveries.deliveries.every((d) => d.endpointId === "ep2"));
   const event = await customer.emit.getEvent({ eventId: "acme-1" });

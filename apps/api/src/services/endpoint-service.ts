@@ -5,6 +5,7 @@ import {
   createEndpoint,
   deleteEndpoint,
   getEndpoint,
+  InvalidPageTokenError,
   listEndpoints,
   NotFoundError,
   newId,
@@ -90,6 +91,8 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       if (only !== "") {
         // An endpoint-scoped link's list is its one endpoint, on the first page: filtering the
         // tenant's pages would leave it on whichever page it fell, after pages of nothing.
+        // It is never given a page token, so any is one this service did not issue to it.
+        if (req.pageToken !== "") throw new InvalidPageTokenError();
         // Its endpoint deleted, the list is empty, as a tenant's with none.
         const record =
           req.pageToken === ""
