@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { DurationSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AttemptTrigger, DeliveryStatus } from "@hookline/contracts";
+import { AttemptTrigger, DeliveryStatus, EndpointStatus } from "@hookline/contracts";
 import { reopenDeliveries } from "@hookline/store";
 import { readTestSettings, startReceiver } from "@hookline/testkit";
 import { attemptsOf, finalDeliveries, sharedTestService, startTestService } from "./test-helpers.js";
@@ -155,6 +155,41 @@ test("a new endpoint that takes a deleted endpoint's id is sent none of the dele
     await fresh.close();
     await svc.close();
   }
+});
+
+test("a disabled endpoint's deliveries are not retried or recovered until it is enabled again", async () => {
+  let gone = true;
+  const r = await receiver(() => ({ status: gone ? 410 : 200 }));
+  await shared.svc.endpoints.createEndpoint({ tenantId: "off", id: "ep", url: r.url });
+  const { deliveryIds } = await shared.svc.emit.emit({
+    tenantId: "off",
+    eventId: "e",
+    eventType: "x",
+    dataJson: "{}",
+  });
+  const deliveryId = deliveryIds[0] ?? "";
+  assert.equal((await finalDeliveries(shared.svc, "off", "e"))[0]?.status, DeliveryStatus.CANCELLED);
+  const refusal = (call: Promise<unknown>) =>
+    call.then(
+      () => "answered",
+      (error: unknown) => ConnectError.from(error),
+    );
+  const since = timestampFromDate(new Date(Date.now() - 3_600_000));
+  for (const call of [
+    () => shared.svc.log.retryDelivery({ tenantId: "off", deliveryId }),
+    () => shared.svc.endpoints.recoverEndpoint({ tenantId: "off", id: "ep", since }),
+  ]) {
+    const refused = await refusal(call());
+    assert.ok(refused instanceof ConnectError && refused.code === Code.FailedPrecondition, String(refused));
+    assert.match(refused.rawMessage, /endpoint "ep" is disabled: enable it/);
+  }
+  assert.equal((await finalDeliveries(shared.svc, "off", "e"))[0]?.status, DeliveryStatus.CANCELLED);
+
+  gone = false;
+  await shared.svc.endpoints.updateEndpoint({ tenantId: "off", id: "ep", status: EndpointStatus.ENABLED });
+  await shared.svc.log.retryDelivery({ tenantId: "off", deliveryId });
+  await r.waitForRequests(2);
+  assert.equal((await finalDeliveries(shared.svc, "off", "e"))[0]?.status, DeliveryStatus.DELIVERED);
 });
 
 test("a RetryDelivery whose job was lost is still one manual attempt when the sweeper puts it back", async () => {

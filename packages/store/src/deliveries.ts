@@ -310,8 +310,9 @@ export type ReopenTarget =
 /**
  * Makes final deliveries pending again for one more (manual) attempt. A single delivery may be
  * failed, cancelled or delivered (a resend); an endpoint recovery takes only failed ones. Only
- * deliveries whose own endpoint still exists reopen: not those of a deleted endpoint, nor those of
- * a deleted endpoint whose id a new endpoint took (they were never the new endpoint's to receive).
+ * deliveries whose own endpoint exists and is enabled reopen: not those of a deleted endpoint, nor
+ * those of a deleted endpoint whose id a new endpoint took (they were never the new endpoint's to
+ * receive), nor a disabled endpoint's (its worker would cancel the attempt unmade).
  * Returns what it reopened, with the attempt number that comes next.
  */
 export async function reopenDeliveries(
@@ -329,6 +330,7 @@ export async function reopenDeliveries(
           .select(sql`1`.as("one"))
           .whereRef("ep.tenant_id", "=", "deliveries.tenant_id")
           .whereRef("ep.id", "=", "deliveries.endpoint_id")
+          .where("ep.status", "=", "enabled")
           .where((eb) =>
             eb.or([
               eb("ep.seq", "=", eb.ref("deliveries.endpoint_seq")),

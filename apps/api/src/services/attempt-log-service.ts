@@ -1,6 +1,13 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
-import { getDelivery, listAttempts, listDeliveries, NotFoundError, reopenDeliveries } from "@hookline/store";
+import {
+  getDelivery,
+  getEndpoint,
+  listAttempts,
+  listDeliveries,
+  NotFoundError,
+  reopenDeliveries,
+} from "@hookline/store";
 import { endpointFor, tenantFor, visibleToLink } from "../auth.js";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
@@ -67,13 +74,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
       const now = deps.now();
       const [reopened] = await reopenDeliveries(deps.db, { tenantId, deliveryId }, now);
       if (!reopened) {
-        const current = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
-        throw new ConnectError(
-          current.status === "pending"
-            ? `delivery "${deliveryId}" is pending: its next attempt is already scheduled`
-            : `delivery "${deliveryId}" was for endpoint "${current.endpointId}", which was deleted: there is nowhere to send it`,
-          Code.FailedPrecondition,
-        );
+        throw new ConnectError(await whyNotReopened(deps, tenantId, deliveryId), Code.FailedPrecondition);
       }
       await enqueueCommitted(
         deps,
@@ -100,4 +101,19 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
       };
     },
   };
+}
+
+/** Why RetryDelivery could not reopen a delivery it found, for FAILED_PRECONDITION. */
+async function whyNotReopened(deps: ApiDeps, tenantId: string, deliveryId: string): Promise<string> {
+  const current = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
+  if (current.status === "pending")
+    return `delivery "${deliveryId}" is pending: its next attempt is already scheduled`;
+  const endpoint = await getEndpoint(deps.db, tenantId, current.endpointId).catch((error: unknown) => {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  });
+  if (endpoint?.status === "disabled") {
+    return `endpoint "${current.endpointId}" is disabled: enable it (UpdateEndpoint) before retrying its deliveries`;
+  }
+  return `delivery "${deliveryId}" was for endpoint "${current.endpointId}", which was deleted: there is nowhere to send it`;
 }

@@ -1,4 +1,4 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type EndpointService, EndpointStatus } from "@hookline/contracts";
 import { parseSecret } from "@hookline/signing";
 import {
@@ -200,7 +200,13 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       if (now.getTime() - since.getTime() > MAX_RECOVERY_WINDOW_MS) {
         throw new InvalidArgumentError("since", "must be within the last 14 days");
       }
-      await getEndpoint(deps.db, tenantId, id);
+      const endpoint = await getEndpoint(deps.db, tenantId, id); // NOT_FOUND when absent
+      if (endpoint.status === "disabled") {
+        throw new ConnectError(
+          `endpoint "${id}" is disabled: enable it (UpdateEndpoint) before recovering its deliveries`,
+          Code.FailedPrecondition,
+        );
+      }
       const reopened = await reopenDeliveries(deps.db, { tenantId, endpointId: id, failedSince: since }, now);
       await enqueueCommitted(
         deps,
