@@ -7,6 +7,7 @@ import type { ApiDeps } from "./deps.js";
 import { registerEcosystem } from "./ecosystem/index.js";
 import { errorMappingInterceptor } from "./errors.js";
 import type { RefusalListener } from "./grpc-unary.js";
+import { linkEndpointInterceptor } from "./link-endpoint.js";
 import { logRefusals } from "./refusal-log.js";
 import { countRefused, rpcMetricsInterceptor } from "./rpc-metrics.js";
 import { type ListeningServer, serve } from "./server.js";
@@ -50,6 +51,7 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     interceptors: [
       ...(options.metrics ? [rpcMetricsInterceptor(options.metrics)] : []),
       errorMappingInterceptor(deps.log),
+      linkEndpointInterceptor(deps.db),
     ],
     authenticate: createAuthenticator(options.tokens, { key: deps.portalKey, now: deps.now }),
     onRefused: bothListeners(logRefusals(deps.log), options.metrics && countRefused(options.metrics)),

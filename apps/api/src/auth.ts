@@ -19,6 +19,8 @@ export interface Principal {
   tokenId?: string;
   /** Set for an endpoint-scoped portal token: the only endpoint the call may touch. */
   endpointId?: string;
+  /** With endpointId, when that endpoint was created (a later one with its id is another). */
+  endpointCreatedAt?: Date;
   /** Set for portal tokens. */
   expiresAt?: Date;
 }
@@ -70,6 +72,7 @@ export function createAuthenticator(tokens: readonly ApiToken[], portal: PortalV
         // Each link is a token of its own for the per-token stream cap (named by a digest, never itself).
         tokenId: `link-${sha256(match[1]).toString("hex").slice(0, 16)}`,
         ...(grant.endpointId !== "" && { endpointId: grant.endpointId }),
+        ...(grant.endpointCreatedAt && { endpointCreatedAt: grant.endpointCreatedAt }),
         expiresAt: grant.expiresAt,
       };
     }

@@ -5,6 +5,11 @@ export interface PortalGrant {
   tenantId: string;
   /** Empty: every endpoint of the tenant. */
   endpointId: string;
+  /**
+   * For an endpoint-scoped link, when its endpoint was created: it names that endpoint, not a later
+   * one that took the same id after a delete. Absent on links issued before it was carried.
+   */
+  endpointCreatedAt?: Date;
   expiresAt: Date;
 }
 
@@ -26,7 +31,12 @@ export function isPortalToken(token: string): boolean {
 
 /** Signs a grant. The token holds only the grant and its signature, no secret of any kind. */
 export function signPortalToken(key: Buffer, grant: PortalGrant): string {
-  const claims = { t: grant.tenantId, e: grant.endpointId, x: Math.floor(grant.expiresAt.getTime() / 1000) };
+  const claims = {
+    t: grant.tenantId,
+    e: grant.endpointId,
+    ...(grant.endpointCreatedAt && { c: grant.endpointCreatedAt.getTime() }),
+    x: Math.floor(grant.expiresAt.getTime() / 1000),
+  };
   const body = PREFIX + Buffer.from(JSON.stringify(claims)).toString("base64url");
   return `${body}.${mac(key, body).toString("base64url")}`;
 }
@@ -41,20 +51,30 @@ export function verifyPortalToken(key: Buffer, token: string, now: Date): Portal
   if (dot <= PREFIX.length || presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
     throw new PortalTokenError("this portal link is not valid (it was altered, or issued by another server)");
   }
-  let claims: { t?: unknown; e?: unknown; x?: unknown };
+  let claims: { t?: unknown; e?: unknown; c?: unknown; x?: unknown };
   try {
     claims = JSON.parse(Buffer.from(body.slice(PREFIX.length), "base64url").toString("utf8"));
   } catch {
     throw new PortalTokenError("this portal link is not valid");
   }
-  if (typeof claims.t !== "string" || typeof claims.e !== "string" || typeof claims.x !== "number") {
+  if (
+    typeof claims.t !== "string" ||
+    typeof claims.e !== "string" ||
+    typeof claims.x !== "number" ||
+    (claims.c !== undefined && typeof claims.c !== "number")
+  ) {
     throw new PortalTokenError("this portal link is not valid");
   }
   const expiresAt = new Date(claims.x * 1000);
   if (expiresAt.getTime() <= now.getTime()) {
     throw new PortalTokenError(linkExpiredMessage(expiresAt));
   }
-  return { tenantId: claims.t, endpointId: claims.e, expiresAt };
+  return {
+    tenantId: claims.t,
+    endpointId: claims.e,
+    ...(typeof claims.c === "number" && { endpointCreatedAt: new Date(claims.c) }),
+    expiresAt,
+  };
 }
 
 /** What a caller is told once its link has expired, on a new call or on a stream it had open. */

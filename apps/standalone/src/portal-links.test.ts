@@ -182,7 +182,39 @@ test("an endpoint-scoped link finds no event or delivery of another endpoint, as
   // Its own event is there.
   assert.equal((await customer.emit.getEvent({ eventId: "acme-ep3" })).event?.id, "acme-ep3");
   await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep3" });
-  assert.deepEqual((await customer.endpoints.listEndpoints({})).endpoints, [], "its endpoint is gone");
+  const gone = await failure(customer.endpoints.listEndpoints({}));
+  assert.ok(gone !== "ok" && gone.code === Code.Unauthenticated, "its endpoint is gone");
+  assert.match(gone.rawMessage, /endpoint "ep3" was deleted; ask for a new link/);
+});
+
+test("a link to an endpoint that was deleted reaches nothing, not even a new endpoint given its id", async () => {
+  const admin = clientsWith(ADMIN);
+  await admin.endpoints.createEndpoint({ tenantId: "acme", id: "ep4", url: receiver.url });
+  const old = clientsWith(
+    (await admin.portal.createPortalLink({ tenantId: "acme", endpointId: "ep4" })).token,
+  );
+  assert.ok((await old.endpoints.getEndpoint({ id: "ep4" })).endpoint?.secret);
+  await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep4" });
+  const { endpoint: reused } = await admin.endpoints.createEndpoint({
+    tenantId: "acme",
+    id: "ep4",
+    url: `${receiver.url}/someone-else`,
+  });
+  for (const call of [
+    () => old.endpoints.getEndpoint({ id: "ep4" }),
+    () => old.endpoints.rotateEndpointSecret({ id: "ep4" }),
+    () => old.log.listDeliveries({}),
+    () => firstOfStream(old.log.watchAttempts({})),
+  ]) {
+    const refused = await failure(call());
+    assert.ok(refused !== "ok" && refused.code === Code.Unauthenticated, `refused, not ${refused}`);
+  }
+  // A link made for the new endpoint reaches it.
+  const fresh = clientsWith(
+    (await admin.portal.createPortalLink({ tenantId: "acme", endpointId: "ep4" })).token,
+  );
+  assert.equal((await fresh.endpoints.getEndpoint({ id: "ep4" })).endpoint?.secret, reused?.secret);
+  await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep4" });
 });
 
 /** Opens WatchAttempts and resolves once the server has answered with its headers (the stream is live). */

@@ -25,10 +25,16 @@ export function portalService(deps: ApiDeps): ServiceImpl<typeof PortalService> 
       if (ttlMs <= 0 || ttlMs > MAX_TTL_MS) {
         throw new InvalidArgumentError("ttl", "must be more than 0 and at most 7 days");
       }
-      if (endpointId !== "") await getEndpoint(deps.db, tenantId, endpointId); // NOT_FOUND when absent
+      // NOT_FOUND when absent. The link names this endpoint, not a later one that takes its id.
+      const endpoint = endpointId === "" ? undefined : await getEndpoint(deps.db, tenantId, endpointId);
       // Whole seconds, as the link carries it: the time answered is the time it stops working.
       const expiresAt = new Date(Math.floor((deps.now().getTime() + ttlMs) / 1000) * 1000);
-      const token = signPortalToken(deps.portalKey, { tenantId, endpointId, expiresAt });
+      const token = signPortalToken(deps.portalKey, {
+        tenantId,
+        endpointId,
+        ...(endpoint && { endpointCreatedAt: endpoint.createdAt }),
+        expiresAt,
+      });
       return { token, path: `/ui/#portal=${token}`, expiresAt: timestampFromDate(expiresAt) };
     },
 
