@@ -116,14 +116,36 @@ export function endpointFor(context: HandlerContext, requested: string): string 
 }
 
 /**
- * Whether a record found by its own id (an event, a delivery) is the caller's to see: always,
- * except for an endpoint-scoped portal token and a record of another endpoint. Callers answer
- * NOT_FOUND then, as for an id that does not exist, so that a link cannot learn which ids exist
- * on its tenant's other endpoints, nor read them.
+ * Whether deliveries found by their own id (or an event's) are the caller's to see: always, except
+ * for an endpoint-scoped portal token and deliveries of another endpoint, or of an earlier endpoint
+ * that had its id (made before the link's endpoint was). Callers answer NOT_FOUND then, as for an
+ * id that does not exist, so that a link cannot learn which ids exist beyond its endpoint.
  */
-export function visibleToLink(context: HandlerContext, endpointIds: readonly string[]): boolean {
+export function visibleToLink(
+  context: HandlerContext,
+  deliveries: readonly { endpointId: string; createdAt: Date }[],
+): boolean {
+  if (context.values.get(principalKey).endpointId === undefined) return true;
+  return deliveries.some((delivery) => linkSees(context, delivery));
+}
+
+/** Whether one delivery is within the caller's reach (see visibleToLink). */
+export function linkSees(
+  context: HandlerContext,
+  delivery: { endpointId: string; createdAt: Date },
+): boolean {
   const { endpointId } = context.values.get(principalKey);
-  return endpointId === undefined || endpointIds.includes(endpointId);
+  if (endpointId === undefined) return true;
+  const since = linkSince(context);
+  return delivery.endpointId === endpointId && (!since || delivery.createdAt.getTime() >= since.getTime());
+}
+
+/**
+ * For an endpoint-scoped portal token, when its endpoint was created: its deliveries and attempts
+ * from then on are the link's, not those of an earlier endpoint that had the same id.
+ */
+export function linkSince(context: HandlerContext): Date | undefined {
+  return context.values.get(principalKey).endpointCreatedAt;
 }
 
 /** Refuses calls an endpoint-scoped portal token may not make (those reaching other endpoints). */

@@ -1,9 +1,9 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { WatchAttemptsRequest, WatchAttemptsResponse } from "@hookline/contracts";
-import { attemptsAfter } from "@hookline/store";
+import { type AttemptFilter, attemptsAfter } from "@hookline/store";
 import { FeedOverflowError } from "./attempt-feed.js";
 import { attemptIdForStore, attemptIdFromStore } from "./attempt-id.js";
-import { endpointFor, principalKey, tenantFor } from "./auth.js";
+import { endpointFor, linkSince, principalKey, tenantFor } from "./auth.js";
 import { attemptMessage } from "./convert.js";
 import type { ApiDeps } from "./deps.js";
 import { sendHeadersNow } from "./early-headers.js";
@@ -37,7 +37,7 @@ export async function* watchAttempts(
   req: WatchAttemptsRequest,
   context: HandlerContext,
 ): AsyncGenerator<Partial<WatchAttemptsResponse>> {
-  let filter: { tenantId: string; endpointId: string; eventId: string };
+  let filter: AttemptFilter;
   let release: () => void;
   try {
     release = deps.streams.acquire(context.values.get(principalKey).tokenId);
@@ -54,6 +54,7 @@ export async function* watchAttempts(
       tenantId: optionalId("tenant_id", tenantFor(context, req.tenantId)),
       endpointId: optionalId("endpoint_id", endpointFor(context, req.endpointId)),
       eventId: optionalId("event_id", req.eventId),
+      ...(linkSince(context) && { startedFrom: linkSince(context) }),
     };
   } catch (error) {
     expiry?.clear();

@@ -11,7 +11,7 @@ import {
   PortalService,
   SessionKind,
 } from "@hookline/contracts";
-import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
+import { eventually, type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { startTestService, type TestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
@@ -215,6 +215,57 @@ test("a link to an endpoint that was deleted reaches nothing, not even a new end
   );
   assert.equal((await fresh.endpoints.getEndpoint({ id: "ep4" })).endpoint?.secret, reused?.secret);
   await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep4" });
+});
+
+test("a link made for a new endpoint that took a deleted one's id sees none of the deleted one's history", async () => {
+  const admin = clientsWith(ADMIN);
+  const endpoint = { tenantId: "acme", id: "ep5", url: receiver.url, eventTypes: ["only.ep5"] };
+  // ep1 and ep2 take every type: each event goes to them too.
+  const deliver = async (eventId: string) => {
+    const before = receiver.requests.length;
+    await admin.emit.emit({ tenantId: "acme", eventId, eventType: "only.ep5", dataJson: "{}" });
+    await receiver.waitForRequests(before + 3);
+    const mine = await admin.log.listDeliveries({ tenantId: "acme", eventId, endpointId: "ep5" });
+    return mine.deliveries[0]?.id ?? "";
+  };
+  await admin.endpoints.createEndpoint(endpoint);
+  const oldDelivery = await deliver("old5");
+  await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep5" });
+  await admin.endpoints.createEndpoint(endpoint);
+  await deliver("new5");
+
+  const customer = clientsWith(
+    (await admin.portal.createPortalLink({ tenantId: "acme", endpointId: "ep5" })).token,
+  );
+  assert.deepEqual(
+    (await customer.log.listDeliveries({})).deliveries.map((d) => d.eventId),
+    ["new5"],
+  );
+  // An attempt's row lands just after its request is answered.
+  const attempts = await eventually(
+    async () => (await customer.log.listAttempts({})).attempts.map((a) => a.eventId),
+    (ids) => ids.length > 0,
+  );
+  assert.deepEqual(attempts, ["new5"]);
+  const watched = (await firstOfStream(customer.log.watchAttempts({ afterAttemptId: 1n }))) as {
+    attempt?: { eventId: string };
+  };
+  assert.equal(watched.attempt?.eventId, "new5", "the backfill starts at the new endpoint's attempts");
+  for (const call of [
+    () => customer.emit.getEvent({ eventId: "old5" }),
+    () => customer.log.describeDelivery({ deliveryId: oldDelivery }),
+    () => customer.log.retryDelivery({ deliveryId: oldDelivery }),
+  ]) {
+    assert.equal(await codeOf(call()), Code.NotFound);
+  }
+  // The tenant's own tokens still see the whole history.
+  assert.deepEqual(
+    (await admin.emit.getEvent({ tenantId: "acme", eventId: "old5" })).deliveries
+      .map((d) => d.endpointId)
+      .sort(),
+    ["ep1", "ep2", "ep5"],
+  );
+  await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep5" });
 });
 
 /** Opens WatchAttempts and resolves once the server has answered with its headers (the stream is live). */

@@ -149,6 +149,8 @@ export interface AttemptFilter {
   eventId?: string;
   endpointId?: string;
   deliveryId?: string;
+  /** Started at or after this time (a portal link sees its endpoint's attempts since it was created). */
+  startedFrom?: Date;
 }
 
 // The one statement of the filter rule: the query and the in-memory match both read it.
@@ -157,12 +159,15 @@ const FILTER_COLUMNS = {
   eventId: "event_id",
   endpointId: "endpoint_id",
   deliveryId: "delivery_id",
-} as const satisfies Record<keyof AttemptFilter, keyof AttemptTable>;
-const FILTER_FIELDS = Object.keys(FILTER_COLUMNS) as (keyof AttemptFilter)[];
+} as const satisfies Record<Exclude<keyof AttemptFilter, "startedFrom">, keyof AttemptTable>;
+const FILTER_FIELDS = Object.keys(FILTER_COLUMNS) as (keyof typeof FILTER_COLUMNS)[];
 
 /** The filter applied to one attempt in memory (a live stream), by the same rule as the query. */
 export function matchesAttemptFilter(filter: AttemptFilter, attempt: AttemptRecord): boolean {
-  return FILTER_FIELDS.every((field) => !filter[field] || filter[field] === attempt[field]);
+  return (
+    FILTER_FIELDS.every((field) => !filter[field] || filter[field] === attempt[field]) &&
+    (!filter.startedFrom || attempt.startedAt.getTime() >= filter.startedFrom.getTime())
+  );
 }
 
 /**
@@ -180,6 +185,7 @@ export async function attemptsAfter(
     const value = filter[field];
     if (value) query = query.where(FILTER_COLUMNS[field], "=", value);
   }
+  if (filter.startedFrom) query = query.where("started_at", ">=", filter.startedFrom);
   if (afterId !== undefined) query = query.where("id", ">", afterId);
   const rows = await query.orderBy("id").limit(limit).execute();
   return rows.map(toAttempt);

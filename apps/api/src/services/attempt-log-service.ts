@@ -8,7 +8,7 @@ import {
   NotFoundError,
   reopenDeliveries,
 } from "@hookline/store";
-import { endpointFor, tenantFor, visibleToLink } from "../auth.js";
+import { endpointFor, linkSees, linkSince, tenantFor } from "../auth.js";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import {
@@ -38,7 +38,11 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           endpointId: optionalId("endpoint_id", endpointFor(ctx, req.endpointId)),
           ...(status && { status }),
           ...(req.eventType !== "" && { eventType: requireEventType("event_type", req.eventType) }),
-          ...(req.createdFrom && { createdFrom: timestamp("created_from", req.createdFrom) }),
+          ...later(
+            req.createdFrom && timestamp("created_from", req.createdFrom),
+            linkSince(ctx),
+            (createdFrom) => ({ createdFrom }),
+          ),
           ...(req.createdUntil && { createdUntil: timestamp("created_until", req.createdUntil) }),
         },
         pageSize("page_size", req.pageSize),
@@ -55,6 +59,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           eventId: optionalId("event_id", req.eventId),
           endpointId: optionalId("endpoint_id", endpointFor(ctx, req.endpointId)),
           deliveryId: optionalId("delivery_id", req.deliveryId),
+          ...later(undefined, linkSince(ctx), (startedFrom) => ({ startedFrom })),
         },
         pageSize("page_size", req.pageSize),
         req.pageToken,
@@ -70,7 +75,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const deliveryId = requireId("delivery_id", req.deliveryId);
       const before = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
-      if (!visibleToLink(ctx, [before.endpointId])) throw new NotFoundError(`delivery "${deliveryId}"`);
+      if (!linkSees(ctx, before)) throw new NotFoundError(`delivery "${deliveryId}"`);
       const now = deps.now();
       const [reopened] = await reopenDeliveries(deps.db, { tenantId, deliveryId }, now);
       if (!reopened) {
@@ -116,4 +121,10 @@ async function whyNotReopened(deps: ApiDeps, tenantId: string, deliveryId: strin
     return `endpoint "${current.endpointId}" is disabled: enable it (UpdateEndpoint) before retrying its deliveries`;
   }
   return `delivery "${deliveryId}" was for endpoint "${current.endpointId}", which was deleted: there is nowhere to send it`;
+}
+
+/** A lower time bound from the request and the link's, the later of the two; {} when neither. */
+function later<T>(asked: Date | undefined, since: Date | undefined, as: (bound: Date) => T): T | object {
+  const bound = asked && since ? (asked > since ? asked : since) : (asked ?? since);
+  return bound ? as(bound) : {};
 }

@@ -7,7 +7,7 @@ import {
 } from "@hookline/contracts";
 import { parseSecret, webhookEnvelope, webhookHeaders } from "@hookline/signing";
 import { getDelivery, listAttempts, loadDeliveryWork, NotFoundError } from "@hookline/store";
-import { tenantFor, visibleToLink } from "../auth.js";
+import { linkSees, tenantFor } from "../auth.js";
 import { attemptMessage, deliveryMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import { requireId } from "../validate.js";
@@ -26,7 +26,7 @@ export async function describeDelivery(
   const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
   const deliveryId = requireId("delivery_id", req.deliveryId);
   const delivery = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
-  if (!visibleToLink(ctx, [delivery.endpointId])) throw new NotFoundError(`delivery "${deliveryId}"`);
+  if (!linkSees(ctx, delivery)) throw new NotFoundError(`delivery "${deliveryId}"`);
   const [work] = await loadDeliveryWork(deps.db, [deliveryId]);
   const attempts = await listAttempts(deps.db, { tenantId, deliveryId }, MAX_ATTEMPTS_SHOWN, "");
   const body = work ? webhookEnvelope(work) : "";

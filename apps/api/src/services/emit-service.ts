@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EmitService } from "@hookline/contracts";
 import { getEvent, NotFoundError, newId } from "@hookline/store";
-import { endpointFor, refuseEndpointScoped, tenantFor, visibleToLink } from "../auth.js";
+import { linkSees, refuseEndpointScoped, tenantFor, visibleToLink } from "../auth.js";
 import { deliveryMessage, eventMessage } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
 import { createEmitBatcher } from "../emit-batcher.js";
@@ -47,18 +47,9 @@ export function emitService(deps: ApiDeps): ServiceImpl<typeof EmitService> {
         eventId,
       );
       // A link limited to one endpoint sees the events sent to that endpoint, no others.
-      if (
-        !visibleToLink(
-          ctx,
-          deliveries.map((d) => d.endpointId),
-        )
-      )
-        throw new NotFoundError(`event "${eventId}"`);
-      const only = endpointFor(ctx, "");
-      return {
-        event: eventMessage(event),
-        deliveries: deliveries.filter((d) => only === "" || d.endpointId === only).map(deliveryMessage),
-      };
+      const seen = deliveries.filter((d) => linkSees(ctx, d));
+      if (!visibleToLink(ctx, seen)) throw new NotFoundError(`event "${eventId}"`);
+      return { event: eventMessage(event), deliveries: seen.map(deliveryMessage) };
     },
   };
 }
