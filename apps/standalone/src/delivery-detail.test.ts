@@ -56,6 +56,33 @@ test("DescribeDelivery shows the body and the headers each attempt sent, signatu
   assert.ok(missing instanceof ConnectError && missing.code === Code.NotFound);
 });
 
+test("after a rotation DescribeDelivery still shows the signature each attempt sent, never one it did not", async () => {
+  const { svc } = shared;
+  const receiver = await shared.receiver();
+  await svc.endpoints.createEndpoint({ tenantId: "rot", id: "ep", url: receiver.url });
+  const { deliveryIds } = await svc.emit.emit({
+    tenantId: "rot",
+    eventId: "e",
+    eventType: "x",
+    dataJson: "{}",
+  });
+  await finalDeliveries(svc, "rot", "e");
+  const sent = receiver.requests[0]?.headers["webhook-signature"];
+  assert.ok(sent);
+  const shownSignature = async () => {
+    const detail = await svc.log.describeDelivery({ tenantId: "rot", deliveryId: deliveryIds[0] ?? "" });
+    const [request] = detail.requests;
+    const shown = Object.fromEntries((request?.headers ?? []).map((h) => [h.name, h.value]));
+    assert.equal(shown["webhook-id"], "e", "the other headers are shown whatever happened to the secret");
+    return shown["webhook-signature"];
+  };
+  // Within the old secret's grace, and after it was retired at once.
+  await svc.endpoints.rotateEndpointSecret({ tenantId: "rot", id: "ep" });
+  assert.equal(await shownSignature(), sent);
+  await svc.endpoints.rotateEndpointSecret({ tenantId: "rot", id: "ep", gracePeriod: { seconds: 0n } });
+  assert.equal(await shownSignature(), undefined, "the secret that signed is gone: no signature is made up");
+});
+
 test("ListDeliveries filters by event type and creation time", async () => {
   const { svc } = shared;
   const receiver = await shared.receiver();

@@ -12,6 +12,7 @@ const NOW = Date.parse("2026-01-01T00:00:00Z");
 const endpoint = {
   url: "https://example.test/hook",
   secret: generateSecret(),
+  secretSince: new Date(NOW - 60_000),
   previousSecrets: [],
   status: "enabled" as const,
 };

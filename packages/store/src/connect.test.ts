@@ -66,21 +66,21 @@ test("a migration that meets a long transaction gives up, changes nothing, and c
     const url = backend.databaseUrl ?? "";
     await (await connectStore({ databaseUrl: url })).close();
     await reader.connect();
-    // A database one migration behind (0006 adds deliveries.endpoint_seq), then a session
-    // that keeps reading deliveries in a transaction it has not ended.
-    await reader.query("alter table hookline.deliveries drop column endpoint_seq");
-    await reader.query("delete from hookline.kysely_migration where name = '0006_delivery_endpoint_seq'");
+    // A database one migration behind (0007 adds endpoints.secret_since), then a session that
+    // keeps reading endpoints in a transaction it has not ended.
+    await reader.query("alter table hookline.endpoints drop column secret_since");
+    await reader.query("delete from hookline.kysely_migration where name = '0007_endpoint_secret_since'");
     await reader.query("begin");
-    await reader.query("select count(*) from hookline.deliveries");
+    await reader.query("select count(*) from hookline.endpoints");
 
     await assert.rejects(connectStore({ databaseUrl: url }), (error: unknown) => {
       assert.ok(error instanceof MigrationLockTimeoutError, String(error));
-      assert.equal(error.migration, "0006_delivery_endpoint_seq");
+      assert.equal(error.migration, "0007_endpoint_secret_since");
       assert.match(error.message, /waited 5 s for a table lock .* nothing changed/);
       return true;
     });
     const column = `select count(*)::int as n from information_schema.columns
-      where table_schema = 'hookline' and table_name = 'deliveries' and column_name = 'endpoint_seq'`;
+      where table_schema = 'hookline' and table_name = 'endpoints' and column_name = 'secret_since'`;
     assert.equal((await reader.query(column)).rows[0].n, 0, "the column was not half-added");
     await reader.query("commit");
 

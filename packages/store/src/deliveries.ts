@@ -82,8 +82,10 @@ export interface DeliveryWork {
     | {
         url: string;
         secret: string;
-        /** Retired secrets that sign too until they expire (rotation grace). */
-        previousSecrets: { secret: string; expiresAt: Date }[];
+        /** When `secret` started signing (its last rotation, else the endpoint's creation). */
+        secretSince: Date;
+        /** Retired secrets that sign too until they expire (rotation grace); since: when they began. */
+        previousSecrets: { secret: string; since?: Date; expiresAt: Date }[];
         status: EndpointStatusValue;
       }
     | undefined;
@@ -122,6 +124,8 @@ export async function loadDeliveryWork(
       "ep.url",
       "ep.secret",
       "ep.previous_secrets",
+      "ep.secret_since",
+      "ep.created_at as endpoint_created_at",
       "ep.status as endpoint_status",
     ])
     .where("d.id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
@@ -143,8 +147,10 @@ export async function loadDeliveryWork(
         ? {
             url: row.url,
             secret: row.secret,
+            secretSince: row.secret_since ?? row.endpoint_created_at ?? row.event_created_at,
             previousSecrets: (row.previous_secrets ?? []).map((p) => ({
               secret: p.secret,
+              ...(p.since && { since: new Date(p.since) }),
               expiresAt: new Date(p.expires_at),
             })),
             status: row.endpoint_status,

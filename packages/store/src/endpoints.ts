@@ -216,7 +216,7 @@ export async function rotateEndpointSecret(
   return db.transaction().execute(async (tx) => {
     const current = await tx
       .selectFrom("endpoints")
-      .select(["secret", "previous_secrets"])
+      .select(["secret", "previous_secrets", "secret_since", "created_at"])
       .where("tenant_id", "=", tenantId)
       .where("id", "=", id)
       .forUpdate()
@@ -225,12 +225,19 @@ export async function rotateEndpointSecret(
     const stillLive = graceMs > 0 ? current.previous_secrets.filter((p) => new Date(p.expires_at) > now) : [];
     const retired =
       graceMs > 0
-        ? [{ secret: current.secret, expires_at: new Date(now.getTime() + graceMs).toISOString() }]
+        ? [
+            {
+              secret: current.secret,
+              since: (current.secret_since ?? current.created_at).toISOString(),
+              expires_at: new Date(now.getTime() + graceMs).toISOString(),
+            },
+          ]
         : [];
     const row = await tx
       .updateTable("endpoints")
       .set({
         secret: newSecret,
+        secret_since: now,
         previous_secrets: JSON.stringify([...stillLive, ...retired]),
         updated_at: now,
       })

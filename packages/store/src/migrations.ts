@@ -172,6 +172,15 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0007_endpoint_secret_since": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .withSchema(STORE_SCHEMA)
+        .alterTable("endpoints")
+        .addColumn("secret_since", "timestamptz")
+        .execute();
+    },
+  },
 };
 
 // kysely runs the pending migrations in one transaction, so each sets the timeout for itself.

@@ -19,8 +19,10 @@ export interface EndpointTable {
   status: EndpointStatusValue;
   disabled_reason: string;
   secret: string;
-  /** Retired secrets still signing until they expire: [{ secret, expires_at }]. */
+  /** Retired secrets still signing until they expire: [{ secret, since, expires_at }]. */
   previous_secrets: ColumnType<PreviousSecret[], string | undefined, string>;
+  /** When `secret` started signing: its last rotation; null until the first (then created_at). */
+  secret_since: ColumnType<Date | null, never, Date>;
   failing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
   max_in_flight: ColumnType<number | null, number | null | undefined, number | null>;
   rate_limit_per_second: ColumnType<number | null, number | null | undefined, number | null>;
@@ -30,6 +32,8 @@ export interface EndpointTable {
 
 export interface PreviousSecret {
   secret: string;
+  /** When it started signing; absent on secrets retired before this was kept. */
+  since?: string;
   expires_at: string;
 }
 

@@ -16,7 +16,8 @@ const MAX_ATTEMPTS_SHOWN = 1000;
 
 /**
  * A delivery with what each attempt sent: the body (identical on every attempt) and the headers,
- * re-signed for the attempt's timestamp with the secrets live then. Secrets never leave.
+ * re-signed for the attempt's timestamp with the secrets that signed then (from each one's start
+ * until it retired). Secrets never leave.
  */
 export async function describeDelivery(
   deps: ApiDeps,
@@ -37,16 +38,26 @@ export async function describeDelivery(
     body,
     requests: attempts.items.map((attempt) => {
       const startedMs = attempt.startedAt.getTime();
+      // The secrets that signed then: each from when it began (where known) until it retired.
       const secrets = endpoint
         ? [
-            endpoint.secret,
-            ...endpoint.previousSecrets.filter((p) => p.expiresAt.getTime() > startedMs).map((p) => p.secret),
+            ...(endpoint.secretSince.getTime() <= startedMs ? [endpoint.secret] : []),
+            ...endpoint.previousSecrets
+              .filter((p) => (p.since?.getTime() ?? 0) <= startedMs && p.expiresAt.getTime() > startedMs)
+              .map((p) => p.secret),
           ]
         : [];
+      const timestamp = Math.floor(startedMs / 1000);
+      // With no secret known to have signed then (retired since, or the endpoint deleted), every
+      // header but the signature, which cannot be recomputed.
       const headers =
         secrets.length > 0
-          ? webhookHeaders(secrets.map(parseSecret), delivery.eventId, Math.floor(startedMs / 1000), body)
-          : {};
+          ? webhookHeaders(secrets.map(parseSecret), delivery.eventId, timestamp, body)
+          : {
+              "content-type": "application/json",
+              "webhook-id": delivery.eventId,
+              "webhook-timestamp": String(timestamp),
+            };
       return {
         attempt: attemptMessage(attempt),
         url: endpoint?.url ?? "",
