@@ -324,8 +324,9 @@ export const DescribeDeliveryResponseSchema: GenMessage<DescribeDeliveryResponse
   messageDesc(file_hookline_v1_attempt_log, 9);
 
 /**
- * SentRequest is the request one attempt made. Signatures are recomputed from the endpoint's
- * secrets live at the attempt's start; after a rotation's grace period they may differ.
+ * SentRequest is the request one attempt made. Signatures are recomputed from the secrets that
+ * signed at the attempt's start; where that secret has since been retired and dropped (a
+ * rotation's grace ended), or the endpoint deleted, webhook-signature is left out.
  *
  * @generated from message hookline.v1.SentRequest
  */
