@@ -8,6 +8,7 @@ import { attemptMessage } from "./convert.js";
 import type { ApiDeps } from "./deps.js";
 import { sendHeadersNow } from "./early-headers.js";
 import { toConnectError } from "./errors.js";
+import { linkEndpointWatch } from "./link-endpoint.js";
 import { linkExpiredMessage } from "./portal-token.js";
 import { InvalidArgumentError, optionalId } from "./validate.js";
 
@@ -61,6 +62,9 @@ export async function* watchAttempts(
     release();
     throw toConnectError(error, deps.log);
   }
+  // A link's endpoint deleted while the stream is open ends it, before a new endpoint given the
+  // same id could feed it.
+  const stillTheLinks = linkEndpointWatch(deps.db, context.values.get(principalKey));
   const pageRows = backfillRows(deps.maxResponseBytes);
   const feed = deps.attemptFeed;
   let live: Awaited<ReturnType<typeof feed.subscribe>>;
@@ -91,6 +95,7 @@ export async function* watchAttempts(
       // Hand each row over and drop it, so a stalled client pins at most what is left of the page.
       for (let attempt = page.shift(); attempt; attempt = page.shift()) {
         cursor = attemptIdFromStore(attempt.id);
+        await stillTheLinks?.(attempt.startedAt);
         yield { attempt: attemptMessage(attempt) };
       }
       // A short page read everything committed when it started, which includes coveredUpTo.
@@ -100,6 +105,7 @@ export async function* watchAttempts(
       const id = attemptIdFromStore(attempt.id);
       if (id <= cursor) continue;
       cursor = id;
+      await stillTheLinks?.(attempt.startedAt);
       yield { attempt: attemptMessage(attempt) };
     }
     if (expiry?.signal.aborted && !context.signal.aborted) throw expiry.error();

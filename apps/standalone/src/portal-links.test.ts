@@ -190,16 +190,24 @@ test("an endpoint-scoped link finds no event or delivery of another endpoint, as
 test("a link to an endpoint that was deleted reaches nothing, not even a new endpoint given its id", async () => {
   const admin = clientsWith(ADMIN);
   await admin.endpoints.createEndpoint({ tenantId: "acme", id: "ep4", url: receiver.url });
-  const old = clientsWith(
-    (await admin.portal.createPortalLink({ tenantId: "acme", endpointId: "ep4" })).token,
-  );
+  const oldLink = (await admin.portal.createPortalLink({ tenantId: "acme", endpointId: "ep4" })).token;
+  const old = clientsWith(oldLink);
   assert.ok((await old.endpoints.getEndpoint({ id: "ep4" })).endpoint?.secret);
+  const watching = await openWatch(oldLink);
   await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep4" });
   const { endpoint: reused } = await admin.endpoints.createEndpoint({
     tenantId: "acme",
     id: "ep4",
     url: `${receiver.url}/someone-else`,
   });
+  // A stream the old link opened before: it ends when the new endpoint's first attempt would
+  // reach it (bounded, so that a stream left open fails the test rather than hangs it).
+  await admin.emit.emit({ tenantId: "acme", eventId: "for-the-new-ep4", eventType: "x", dataJson: "{}" });
+  const bound = setTimeout(watching.close, 10_000);
+  const ended = await watching.ended;
+  clearTimeout(bound);
+  assert.ok(ended instanceof ConnectError && ended.code === Code.Unauthenticated, `ended ${String(ended)}`);
+  assert.match(ended.rawMessage, /endpoint "ep4" was deleted/);
   for (const call of [
     () => old.endpoints.getEndpoint({ id: "ep4" }),
     () => old.endpoints.rotateEndpointSecret({ id: "ep4" }),
