@@ -21,7 +21,10 @@ export interface EndpointTable {
   secret: string;
   /** Retired secrets still signing until they expire: [{ secret, since, expires_at }]. */
   previous_secrets: ColumnType<PreviousSecret[], string | undefined, string>;
-  /** When `secret` started signing: its last rotation; null until the first (then created_at). */
+  /**
+   * When `secret` started signing: its last rotation. Null until the first rotation after this
+   * column was added; read as created_at then, which is wrong only for endpoints rotated before.
+   */
   secret_since: ColumnType<Date | null, never, Date>;
   failing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
   max_in_flight: ColumnType<number | null, number | null | undefined, number | null>;
