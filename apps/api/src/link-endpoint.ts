@@ -1,5 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { getEndpoint, NotFoundError, type StoreDb } from "@hookline/store";
+import { findEndpoint, type StoreDb } from "@hookline/store";
 import { type Principal, principalKey } from "./auth.js";
 
 /**
@@ -42,10 +42,7 @@ export function linkEndpointWatch(
 async function assertLinkEndpoint(db: StoreDb, principal: Principal): Promise<void> {
   const { kind, tenantId, endpointId, endpointCreatedAt } = principal;
   if (kind !== "portal" || tenantId === undefined || endpointId === undefined || !endpointCreatedAt) return;
-  const endpoint = await getEndpoint(db, tenantId, endpointId).catch((error: unknown) => {
-    if (error instanceof NotFoundError) return undefined;
-    throw error;
-  });
+  const endpoint = await findEndpoint(db, tenantId, endpointId);
   if (endpoint?.createdAt.getTime() !== endpointCreatedAt.getTime()) {
     throw new ConnectError(
       `this portal link's endpoint "${endpointId}" was deleted; ask for a new link`,

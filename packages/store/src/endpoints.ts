@@ -94,19 +94,30 @@ async function insertEndpoint(db: Kysely<Database>, input: NewEndpoint, now: Dat
   return toEndpoint(row);
 }
 
+/** One endpoint of a tenant, or NotFoundError. */
 export async function getEndpoint(
   db: Kysely<Database>,
   tenantId: string,
   id: string,
 ): Promise<EndpointRecord> {
+  const endpoint = await findEndpoint(db, tenantId, id);
+  if (!endpoint) throw new NotFoundError(`endpoint "${id}"`);
+  return endpoint;
+}
+
+/** One endpoint of a tenant, or undefined: for callers to whom a missing endpoint is an answer. */
+export async function findEndpoint(
+  db: Kysely<Database>,
+  tenantId: string,
+  id: string,
+): Promise<EndpointRecord | undefined> {
   const row = await db
     .selectFrom("endpoints")
     .selectAll()
     .where("tenant_id", "=", tenantId)
     .where("id", "=", id)
     .executeTakeFirst();
-  if (!row) throw new NotFoundError(`endpoint "${id}"`);
-  return toEndpoint(row);
+  return row && toEndpoint(row);
 }
 
 export async function listEndpoints(

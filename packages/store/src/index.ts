@@ -32,6 +32,7 @@ export {
   type EndpointPatch,
   type EndpointRecord,
   endpointLimits,
+  findEndpoint,
   getEndpoint,
   listEndpoints,
   type NewEndpoint,

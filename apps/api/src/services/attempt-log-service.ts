@@ -1,8 +1,8 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
 import {
+  findEndpoint,
   getDelivery,
-  getEndpoint,
   listAttempts,
   listDeliveries,
   NotFoundError,
@@ -113,10 +113,7 @@ async function whyNotReopened(deps: ApiDeps, tenantId: string, deliveryId: strin
   const current = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
   if (current.status === "pending")
     return `delivery "${deliveryId}" is pending: its next attempt is already scheduled`;
-  const endpoint = await getEndpoint(deps.db, tenantId, current.endpointId).catch((error: unknown) => {
-    if (error instanceof NotFoundError) return undefined;
-    throw error;
-  });
+  const endpoint = await findEndpoint(deps.db, tenantId, current.endpointId);
   if (endpoint?.status === "disabled") {
     return `endpoint "${current.endpointId}" is disabled: enable it (UpdateEndpoint) before retrying its deliveries`;
   }

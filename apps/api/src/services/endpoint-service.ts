@@ -4,10 +4,10 @@ import { parseSecret } from "@hookline/signing";
 import {
   createEndpoint,
   deleteEndpoint,
+  findEndpoint,
   getEndpoint,
   InvalidPageTokenError,
   listEndpoints,
-  NotFoundError,
   newId,
   reopenDeliveries,
   rotateEndpointSecret,
@@ -93,14 +93,9 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         // tenant's pages would leave it on whichever page it fell, after pages of nothing.
         // It is never given a page token, so any is one this service did not issue to it.
         if (req.pageToken !== "") throw new InvalidPageTokenError();
-        // Its endpoint deleted, the list is empty, as a tenant's with none.
-        const record =
-          req.pageToken === ""
-            ? await getEndpoint(deps.db, tenantId, only).catch((error: unknown) => {
-                if (error instanceof NotFoundError) return undefined;
-                throw error;
-              })
-            : undefined;
+        // Its endpoint deleted (a link issued before links carried their endpoint's creation
+        // time), the list is empty, as a tenant's with none.
+        const record = await findEndpoint(deps.db, tenantId, only);
         return { endpoints: record ? [endpointMessage(record, false)] : [], nextPageToken: "" };
       }
       const page = await listEndpoints(deps.db, tenantId, size, req.pageToken);
