@@ -14,17 +14,20 @@ export {
   type DeliveryFilter,
   type DeliveryRecord,
   type DeliveryWork,
-  findEndpointsWithWork,
-  findOverdueDeliveries,
   getDelivery,
   listDeliveries,
   loadDeliveryWork,
-  type OverdueDelivery,
-  type OverduePosition,
   pendingByEndpoint,
   type ReopenTarget,
   reopenDeliveries,
 } from "./deliveries.js";
+export {
+  type EndpointWork,
+  findEndpointsWithWork,
+  findOverdueDeliveries,
+  type OverdueDelivery,
+  type OverduePosition,
+} from "./due-deliveries.js";
 export { type EmitResult, emitEvent, emitEvents, type NewEvent } from "./emit.js";
 export {
   createEndpoint,
