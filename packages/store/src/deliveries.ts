@@ -92,6 +92,13 @@ export interface DeliveryWork {
     | undefined;
 }
 
+/**
+ * The endpoint row (ep) a delivery (d) was made for: its id, and its seq, since a new endpoint can
+ * take a deleted one's id. Deliveries made before endpoint_seq was kept match by id alone.
+ */
+const OWN_ENDPOINT_ROW = sql<boolean>`ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
+  and (ep.seq = d.endpoint_seq or d.endpoint_seq is null)`;
+
 export async function loadDeliveryWork(
   db: Kysely<Database>,
   ids: readonly string[],
@@ -104,12 +111,7 @@ export async function loadDeliveryWork(
     )
     // An endpoint row other than the delivery's own is a new one that took a deleted endpoint's
     // id: to this delivery, its endpoint is gone.
-    .leftJoin("endpoints as ep", (join) =>
-      join
-        .onRef("ep.tenant_id", "=", "d.tenant_id")
-        .onRef("ep.id", "=", "d.endpoint_id")
-        .on((eb) => eb.or([eb("ep.seq", "=", eb.ref("d.endpoint_seq")), eb("d.endpoint_seq", "is", null)])),
-    )
+    .leftJoin("endpoints as ep", (join) => join.on(OWN_ENDPOINT_ROW))
     .select([
       "d.id",
       "d.tenant_id",
@@ -125,8 +127,7 @@ export async function loadDeliveryWork(
       "ep.url",
       "ep.secret",
       "ep.previous_secrets",
-      "ep.secret_since",
-      "ep.created_at as endpoint_created_at",
+      sql<Date>`coalesce(ep.secret_since, ep.created_at)`.as("secret_since"),
       "ep.status as endpoint_status",
     ])
     .where("d.id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
@@ -148,7 +149,7 @@ export async function loadDeliveryWork(
         ? {
             url: row.url,
             secret: row.secret,
-            secretSince: row.secret_since ?? row.endpoint_created_at ?? row.event_created_at,
+            secretSince: row.secret_since,
             previousSecrets: (row.previous_secrets ?? []).map((p) => ({
               secret: p.secret,
               ...(p.since && { since: new Date(p.since) }),
@@ -209,22 +210,15 @@ export async function reopenDeliveries(
   now: Date,
 ): Promise<OverdueDelivery[]> {
   let query = db
-    .updateTable("deliveries")
+    .updateTable("deliveries as d")
     .set({ status: "pending", next_attempt_at: now, next_attempt_manual: true, updated_at: now })
     .where("tenant_id", "=", target.tenantId)
     .where(({ exists, selectFrom }) =>
       exists(
         selectFrom("endpoints as ep")
           .select(sql`1`.as("one"))
-          .whereRef("ep.tenant_id", "=", "deliveries.tenant_id")
-          .whereRef("ep.id", "=", "deliveries.endpoint_id")
-          .where("ep.status", "=", "enabled")
-          .where((eb) =>
-            eb.or([
-              eb("ep.seq", "=", eb.ref("deliveries.endpoint_seq")),
-              eb("deliveries.endpoint_seq", "is", null),
-            ]),
-          ),
+          .where(OWN_ENDPOINT_ROW)
+          .where("ep.status", "=", "enabled"),
       ),
     );
   query =
