@@ -116,20 +116,11 @@ export function endpointFor(context: HandlerContext, requested: string): string 
 }
 
 /**
- * Whether deliveries found by their own id (or an event's) are the caller's to see: always, except
- * for an endpoint-scoped portal token and deliveries of another endpoint, or of an earlier endpoint
+ * Whether a delivery found by its own id (or an event's) is the caller's to see: always, except
+ * for an endpoint-scoped portal token and a delivery of another endpoint, or of an earlier endpoint
  * that had its id (made before the link's endpoint was). Callers answer NOT_FOUND then, as for an
  * id that does not exist, so that a link cannot learn which ids exist beyond its endpoint.
  */
-export function visibleToLink(
-  context: HandlerContext,
-  deliveries: readonly { endpointId: string; createdAt: Date }[],
-): boolean {
-  if (context.values.get(principalKey).endpointId === undefined) return true;
-  return deliveries.some((delivery) => linkSees(context, delivery));
-}
-
-/** Whether one delivery is within the caller's reach (see visibleToLink). */
 export function linkSees(
   context: HandlerContext,
   delivery: { endpointId: string; createdAt: Date },

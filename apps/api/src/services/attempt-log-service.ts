@@ -1,4 +1,4 @@
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
 import {
   findEndpoint,
@@ -38,11 +38,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           endpointId: optionalId("endpoint_id", endpointFor(ctx, req.endpointId)),
           ...(status && { status }),
           ...(req.eventType !== "" && { eventType: requireEventType("event_type", req.eventType) }),
-          ...later(
-            req.createdFrom && timestamp("created_from", req.createdFrom),
-            linkSince(ctx),
-            (createdFrom) => ({ createdFrom }),
-          ),
+          ...createdFromFor(ctx, req.createdFrom && timestamp("created_from", req.createdFrom)),
           ...(req.createdUntil && { createdUntil: timestamp("created_until", req.createdUntil) }),
         },
         pageSize("page_size", req.pageSize),
@@ -59,7 +55,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           eventId: optionalId("event_id", req.eventId),
           endpointId: optionalId("endpoint_id", endpointFor(ctx, req.endpointId)),
           deliveryId: optionalId("delivery_id", req.deliveryId),
-          ...later(undefined, linkSince(ctx), (startedFrom) => ({ startedFrom })),
+          ...(linkSince(ctx) && { startedFrom: linkSince(ctx) }),
         },
         pageSize("page_size", req.pageSize),
         req.pageToken,
@@ -120,8 +116,10 @@ async function whyNotReopened(deps: ApiDeps, tenantId: string, deliveryId: strin
   return `delivery "${deliveryId}" was for endpoint "${current.endpointId}", which was deleted: there is nowhere to send it`;
 }
 
-/** A lower time bound from the request and the link's, the later of the two; {} when neither. */
-function later<T>(asked: Date | undefined, since: Date | undefined, as: (bound: Date) => T): T | object {
-  const bound = asked && since ? (asked > since ? asked : since) : (asked ?? since);
-  return bound ? as(bound) : {};
+/** created_from as asked, raised for a portal link to its endpoint's creation. */
+function createdFromFor(ctx: HandlerContext, asked: Date | undefined): { createdFrom?: Date } {
+  const since = linkSince(ctx);
+  const createdFrom =
+    asked && since ? new Date(Math.max(asked.getTime(), since.getTime())) : (asked ?? since);
+  return createdFrom ? { createdFrom } : {};
 }
