@@ -133,6 +133,13 @@ test("a new endpoint that takes a deleted endpoint's id is sent none of the dele
     );
     assert.ok(refused instanceof ConnectError && refused.code === Code.FailedPrecondition, String(refused));
     assert.match(refused.rawMessage, /endpoint "ep", which was deleted/);
+    // Enabling the new endpoint would not help: the refusal must not tell the caller to do it.
+    await svc.endpoints.updateEndpoint({ tenantId: "reuse", id: "ep", status: EndpointStatus.DISABLED });
+    const whileDisabled = await svc.log
+      .retryDelivery({ tenantId: "reuse", deliveryId: oldId })
+      .catch((error: unknown) => ConnectError.from(error));
+    assert.match(String(whileDisabled), /endpoint "ep", which was deleted/);
+    await svc.endpoints.updateEndpoint({ tenantId: "reuse", id: "ep", status: EndpointStatus.ENABLED });
 
     // A job of the old endpoint that was still on its way when the id was taken again: what the
     // worker finds is a delivery whose endpoint is gone, and it cancels it without a request.

@@ -254,6 +254,25 @@ export async function getDelivery(
   return toDelivery(row);
 }
 
+/**
+ * The status of the endpoint row a delivery was made for, or undefined once that row is deleted,
+ * even when a new endpoint has since taken its id.
+ */
+export async function ownEndpointStatus(
+  db: Kysely<Database>,
+  tenantId: string,
+  deliveryId: string,
+): Promise<EndpointStatusValue | undefined> {
+  const row = await db
+    .selectFrom("deliveries as d")
+    .innerJoin("endpoints as ep", (join) => join.on(OWN_ENDPOINT_ROW))
+    .select("ep.status")
+    .where("d.tenant_id", "=", tenantId)
+    .where("d.id", "=", deliveryId)
+    .executeTakeFirst();
+  return row?.status;
+}
+
 /** Pending deliveries per endpoint, with the oldest due time: the metrics' backlog. */
 export async function pendingByEndpoint(
   db: Kysely<Database>,

@@ -17,6 +17,7 @@ export {
   getDelivery,
   listDeliveries,
   loadDeliveryWork,
+  ownEndpointStatus,
   pendingByEndpoint,
   type ReopenTarget,
   reopenDeliveries,

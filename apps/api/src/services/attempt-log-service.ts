@@ -1,11 +1,11 @@
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
 import {
-  findEndpoint,
   getDelivery,
   listAttempts,
   listDeliveries,
   NotFoundError,
+  ownEndpointStatus,
   reopenDeliveries,
 } from "@hookline/store";
 import { endpointFor, linkSees, linkSince, tenantFor } from "../auth.js";
@@ -109,8 +109,8 @@ async function whyNotReopened(deps: ApiDeps, tenantId: string, deliveryId: strin
   const current = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
   if (current.status === "pending")
     return `delivery "${deliveryId}" is pending: its next attempt is already scheduled`;
-  const endpoint = await findEndpoint(deps.db, tenantId, current.endpointId);
-  if (endpoint?.status === "disabled") {
+  // The delivery's own endpoint row: a disabled endpoint that took a deleted one's id is not it.
+  if ((await ownEndpointStatus(deps.db, tenantId, deliveryId)) === "disabled") {
     return `endpoint "${current.endpointId}" is disabled: enable it (UpdateEndpoint) before retrying its deliveries`;
   }
   return `delivery "${deliveryId}" was for endpoint "${current.endpointId}", which was deleted: there is nowhere to send it`;
