@@ -21,6 +21,13 @@ export const LIMITS = {
   maxPageSize: 1000,
 } as const;
 
+/** Length in characters (code points), as a reader counts them: an emoji is one, not two. */
+function characters(value: string): number {
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
+}
+
 // C0 and C1 control characters have no place in ids or types (they break logs and headers).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -53,7 +60,7 @@ export function optionalHeaderId(field: string, value: string): string {
 }
 
 function checkId(field: string, value: string): string {
-  if (value.length > LIMITS.idLength) {
+  if (characters(value) > LIMITS.idLength) {
     throw new InvalidArgumentError(field, `is longer than ${LIMITS.idLength} characters`);
   }
   if (CONTROL.test(value)) throw new InvalidArgumentError(field, "contains control characters");
@@ -80,12 +87,20 @@ export function requireUrl(field: string, value: string, policy: AddressPolicy):
   if (problem !== undefined) throw new InvalidArgumentError(field, problem);
   // Stored, shown and delivered to in WHATWG serialisation, so what a caller reads back is what
   // a delivery connects to (`http:example.com` and `http://a.test\@b/` are not what they seem).
-  return new URL(value).href;
+  const href = new URL(value).href;
+  // The limit holds for what is stored: percent-encoding can make a URL several times longer.
+  if (href.length > LIMITS.urlLength) {
+    throw new InvalidArgumentError(
+      field,
+      `is longer than ${LIMITS.urlLength} characters once percent-encoded`,
+    );
+  }
+  return href;
 }
 
 export function requireEventType(field: string, value: string): string {
   if (value === "") throw new InvalidArgumentError(field, "is required");
-  if (value.length > LIMITS.eventTypeLength) {
+  if (characters(value) > LIMITS.eventTypeLength) {
     throw new InvalidArgumentError(field, `is longer than ${LIMITS.eventTypeLength} characters`);
   }
   if (CONTROL.test(value) || /\s/.test(value)) {
@@ -102,7 +117,7 @@ export function eventTypeList(field: string, values: readonly string[]): string[
 }
 
 export function description(field: string, value: string): string {
-  if (value.length > LIMITS.descriptionLength) {
+  if (characters(value) > LIMITS.descriptionLength) {
     throw new InvalidArgumentError(field, `is longer than ${LIMITS.descriptionLength} characters`);
   }
   // PostgreSQL text cannot hold NUL; other characters, newlines included, are the caller's to choose.
@@ -159,6 +174,8 @@ export function durationMs(field: string, value: { seconds: bigint; nanos: numbe
 
 export const MAX_IN_FLIGHT_LIMIT = 1000;
 export const MAX_RATE_PER_SECOND = 10_000;
+/** One start a day: below it a rate is no limit anyone means, and its window outgrows BullMQ's. */
+export const MIN_RATE_PER_SECOND = 1 / 86_400;
 
 /** An endpoint limit's rule: which values are valid, said in words, and what 0 means on update. */
 interface LimitRule {
@@ -174,8 +191,8 @@ const IN_FLIGHT: LimitRule = {
 };
 
 const RATE: LimitRule = {
-  valid: (v) => Number.isFinite(v) && v > 0 && v <= MAX_RATE_PER_SECOND,
-  range: `above 0 and at most ${MAX_RATE_PER_SECOND}`,
+  valid: (v) => Number.isFinite(v) && v >= MIN_RATE_PER_SECOND && v <= MAX_RATE_PER_SECOND,
+  range: `from 1/86400 (one a day) to ${MAX_RATE_PER_SECOND}`,
   zeroMeans: "no limit",
 };
 
@@ -205,7 +222,7 @@ export function maxInFlight(field: string, value: number | undefined, zeroClears
   return endpointLimit(IN_FLIGHT, field, value, zeroClears);
 }
 
-/** An endpoint's rate limit in attempts per second: above 0, at most 10000 (0 on update: none). */
+/** An endpoint's rate limit in attempts per second: one a day to 10000 (0 on update: none). */
 export function ratePerSecond(field: string, value: number | undefined, zeroClears: boolean) {
   return endpointLimit(RATE, field, value, zeroClears);
 }

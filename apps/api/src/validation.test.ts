@@ -135,6 +135,24 @@ const TABLE: Row[] = [
     { tenant_id: T, id: "taken", grace_period: { seconds: "1000000000000000" } },
     "grace_period",
   ),
+  invalid(
+    "rate below one a day",
+    "CreateEndpoint",
+    ep({ id: "h17", rate_limit_per_second: 1e-300 }),
+    "rate_limit_per_second",
+  ),
+  invalid(
+    "url over 2048 characters once percent-encoded",
+    "CreateEndpoint",
+    ep({ id: "h18", url: `https://a.test/${"é".repeat(1000)}` }),
+    "url",
+  ),
+  invalid(
+    "grace_period a nanosecond over 30 days",
+    "RotateEndpointSecret",
+    { tenant_id: T, id: "taken", grace_period: { seconds: "2592000", nanos: 1 } },
+    "grace_period",
+  ),
   invalid("url with port 0", "CreateEndpoint", ep({ id: "h15", url: "https://a.test:0/" }), "url"),
   invalid(
     "url with a space in the path",
@@ -226,20 +244,30 @@ describe("every bad request is refused with its code and a message naming the fi
     });
   }
 
-  test("limits are inclusive: 256-character ids and page_size 1000 are accepted", async () => {
+  test("limits are inclusive: 256-character ids, a rate of one a day and page_size 1000 are accepted", async () => {
     const tenant = uniqueTenant("edge");
     const id = "y".repeat(256);
     const created = await api.call("CreateEndpoint", { tenant_id: tenant, id, url: "http://localhost:1/" });
     assert.equal(created.endpoint.id, id);
+    // Characters, not UTF-16 units: 256 emoji are 256 characters.
+    const emoji = "😀".repeat(256);
+    const described = await api.call("CreateEndpoint", {
+      tenant_id: tenant,
+      id: emoji,
+      url: "http://localhost:1/",
+      description: "😀".repeat(1024),
+      rate_limit_per_second: 1 / 86_400,
+    });
+    assert.equal(described.endpoint.id, emoji);
     const listed = await api.call("ListEndpoints", { tenant_id: tenant, page_size: 1000 });
-    assert.equal(listed.endpoints.length, 1);
+    assert.equal(listed.endpoints.length, 2);
     const emitted = await api.call("Emit", {
       tenant_id: tenant,
       event_id: id,
       event_type: "t",
       data_json: "1",
     });
-    assert.equal(emitted.delivery_ids.length, 1);
+    assert.equal(emitted.delivery_ids.length, 2, "one delivery per endpoint");
   });
 
   test("the failed requests left nothing half-written", async () => {
@@ -249,7 +277,22 @@ describe("every bad request is refused with its code and a message naming the fi
     assert.equal(taken.endpoint.url, "https://taken.test/", "ALREADY_EXISTS did not overwrite");
     assert.equal(taken.endpoint.description, "first");
     assert.equal(taken.endpoint.status, "ENDPOINT_STATUS_ENABLED");
-    for (const id of ["h1", "h2", "h3", "h4", "h8", "h9", "h10", "h11", "h13", "h14", "h15", "h16"]) {
+    for (const id of [
+      "h1",
+      "h2",
+      "h3",
+      "h4",
+      "h8",
+      "h9",
+      "h10",
+      "h11",
+      "h13",
+      "h14",
+      "h15",
+      "h16",
+      "h17",
+      "h18",
+    ]) {
       await expectStatus(api.call("GetEndpoint", { tenant_id: T, id }), status.NOT_FOUND, id);
     }
     for (const eventId of ["h5", "h6", "h7", "h12"]) {

@@ -10,6 +10,9 @@ test("a rate becomes evenly spaced BullMQ windows, no rounding changing the rate
   assert.deepEqual(rateWindow(10_000), [500, 50]);
   assert.deepEqual(rateWindow(2.5), [1, 400]);
   assert.deepEqual(rateWindow(0.5), [1, 2000]);
+  assert.deepEqual(rateWindow(1 / 86_400), [1, 86_400_000]);
+  // A rate stored before the api refused ones below a day still gets a window BullMQ can hold.
+  assert.deepEqual(rateWindow(1e-300), [1, 86_400_000]);
   // Every whole rate from 1 to 10,000/s stays exact, in windows from 50 ms to a second.
   for (let rate = 1; rate <= 10_000; rate++) {
     const [max, ms] = rateWindow(rate);

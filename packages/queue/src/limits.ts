@@ -30,13 +30,20 @@ export async function readConcurrency(queue: Queue): Promise<number | undefined>
  * windows' worth in a burst's first second (22.5/s read over a burst at 20/s).
  */
 export function rateWindow(perSecond: number): [number, number] {
-  if (!Number.isInteger(perSecond)) return [1, Math.max(1, Math.round(1000 / perSecond))];
+  if (!Number.isInteger(perSecond))
+    return [1, Math.min(MAX_WINDOW_MS, Math.max(1, Math.round(1000 / perSecond)))];
   // Windows per second: the largest divisor of gcd(rate, 1000) that keeps a window >= 50 ms.
   const common = gcd(perSecond, 1000);
   let perSecondWindows = 1;
   for (let d = 1; d <= MAX_WINDOWS_PER_SECOND; d++) if (common % d === 0) perSecondWindows = d;
   return [perSecond / perSecondWindows, 1000 / perSecondWindows];
 }
+
+/**
+ * The longest window: the api takes no rate below one a day. A far longer one (1e-300/s is 1e303
+ * ms) does not fit the bigint of BullMQ's PostgreSQL backend, and every fetch from it failed.
+ */
+const MAX_WINDOW_MS = 86_400_000;
 
 /** Shorter windows than 50 ms would cost the worker a wait per few jobs at high rates. */
 const MAX_WINDOWS_PER_SECOND = 20;

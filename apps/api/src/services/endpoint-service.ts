@@ -180,7 +180,9 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         req.gracePeriod === undefined
           ? DEFAULT_ROTATION_GRACE_MS
           : durationMs("grace_period", req.gracePeriod);
-      if (graceMs > MAX_ROTATION_GRACE_MS)
+      // Whole milliseconds hide a nanosecond over the cap: 30 days and 1 ns is over it.
+      const overByNanos = graceMs === MAX_ROTATION_GRACE_MS && (req.gracePeriod?.nanos ?? 0) % 1e6 !== 0;
+      if (graceMs > MAX_ROTATION_GRACE_MS || overByNanos)
         throw new InvalidArgumentError("grace_period", "must be at most 30 days");
       const record = await rotateEndpointSecret(deps.db, tenantId, id, secret, graceMs, deps.now());
       return { endpoint: endpointMessage(record, true) };

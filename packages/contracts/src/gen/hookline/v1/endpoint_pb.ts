@@ -156,7 +156,7 @@ export type CreateEndpointRequest = Message<"hookline.v1.CreateEndpointRequest">
   maxInFlight?: number | undefined;
 
   /**
-   * Greater than 0, at most 10000; unset means no limit.
+   * At least 1/86400 (one a day), at most 10000; unset means no limit.
    *
    * @generated from field: optional double rate_limit_per_second = 8;
    */
@@ -333,7 +333,7 @@ export type UpdateEndpointRequest = Message<"hookline.v1.UpdateEndpointRequest">
   maxInFlight?: number | undefined;
 
   /**
-   * Greater than 0, at most 10000; 0 removes the limit.
+   * At least 1/86400 (one a day), at most 10000; 0 removes the limit.
    *
    * @generated from field: optional double rate_limit_per_second = 9;
    */
