@@ -44,6 +44,14 @@ export interface HttpClientOptions {
 
 const RETRY_AFTER_STATUSES = new Set([429, 503]);
 
+/**
+ * How far past the deadline undici's own timeouts are set. They run on a timer that ticks about
+ * every 500 ms, so at the deadline they fired up to that much early (a 200 in 600 ms of an 800 ms
+ * deadline was a timeout) or late; they are only a backstop now, and the deadline's timer alone
+ * ends an attempt.
+ */
+const BACKSTOP_MS = 1000;
+
 /** Creates an HTTP client owning one keep-alive connection pool; close() releases it. */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const { timeoutMs, maxResponseBytes } = options;
@@ -54,8 +62,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     // connections too, and a request queued for one runs down its deadline before it is sent, so
     // a hung endpoint would time out its neighbours' attempts.
     connections: null,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
+    headersTimeout: timeoutMs + BACKSTOP_MS,
+    bodyTimeout: timeoutMs + BACKSTOP_MS,
     maxHeaderSize: MAX_HEADER_BYTES,
   };
   // Without a proxy every connection is vetted; with one, the proxy decides (see egressProxy).
@@ -64,7 +72,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   if (options.egressProxy === undefined) {
     policy = options.addressPolicy ?? createAddressPolicy();
     const lookup = guardedLookup(policy, options.lookup ?? createDnsLookup({ deadlineMs: timeoutMs }));
-    agent = new Agent({ ...pool, connect: { timeout: timeoutMs, lookup } });
+    agent = new Agent({ ...pool, connect: { timeout: timeoutMs + BACKSTOP_MS, lookup } });
   } else {
     agent = new ProxyAgent({ ...pool, uri: options.egressProxy });
   }
@@ -106,7 +114,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     }, timeoutMs);
     try {
       // undici's request() never follows redirects unless a redirect interceptor is composed in.
-      const response = await request(target, {
+      const sent = request(target, {
         dispatcher: agent,
         method: "POST",
         // A copy: undici's ProxyAgent writes a host header into the object it is given.
@@ -114,6 +122,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         body,
         signal: controller.signal,
       });
+      const response = await untilAborted(sent, controller.signal);
       const text = await readCapped(response.body, maxResponseBytes);
       return {
         kind: "response",
@@ -149,6 +158,29 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   }
 
   return { post, close: () => agent.close() };
+}
+
+/**
+ * The response, or the signal's abort, whichever comes first: undici does not act on an abort
+ * while it connects or shakes hands (a server that never speaks TLS held an attempt 0.5 s past
+ * its deadline). A response that comes after the abort is let go.
+ */
+function untilAborted<T extends { body: { destroy(): void } }>(
+  sent: Promise<T>,
+  signal: AbortSignal,
+): Promise<T> {
+  const aborted = new Promise<never>((_resolve, reject) => {
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  aborted.catch(() => {}); // an abort after the response is read is nobody's error
+  return Promise.race([sent, aborted]).catch((error: unknown) => {
+    if (signal.aborted)
+      sent.then(
+        (late) => late.body.destroy(),
+        () => {},
+      );
+    throw error;
+  });
 }
 
 function blockedCause(error: unknown): BlockedAddressError | undefined {
