@@ -153,3 +153,49 @@ test("an endpoint on a dead nameserver fails with a DNS error within its deadlin
     );
   }
 });
+
+test("a lookup waiting for the system resolver gives up within the deadline and is never started after", {
+  timeout: 5000,
+}, async (t) => {
+  const dns = await nameserver(t, {});
+  const calls: string[] = [];
+  const releases: (() => void)[] = [];
+  const system = async (hostname: string): Promise<LookupAddress[]> => {
+    calls.push(hostname);
+    if (hostname.startsWith("hung-")) await new Promise<void>((resolve) => releases.push(resolve));
+    return [{ address: "10.1.2.3", family: 4 }];
+  };
+  const lookup = createDnsLookup({ servers: [dns.server], deadlineMs: 500, system });
+
+  // One tenant's names hang getaddrinfo: two hold its slots, four wait behind them.
+  const holding = [lookup("hung-0"), lookup("hung-1")];
+  const waiting = [2, 3, 4, 5].map((i) =>
+    lookup(`hung-${i}`).then(
+      () => "resolved",
+      (error: NodeJS.ErrnoException) => error.code,
+    ),
+  );
+  assert.deepEqual(await Promise.all(waiting), ["ETIMEOUT", "ETIMEOUT", "ETIMEOUT", "ETIMEOUT"]);
+
+  // The slots free up: another tenant's name is next, not the waits that already ended.
+  for (const release of releases.splice(0)) release();
+  await Promise.all(holding);
+  assert.deepEqual(await lookup("intranet"), [{ address: "10.1.2.3", family: 4 }]);
+  assert.deepEqual(calls, ["hung-0", "hung-1", "intranet"]);
+});
+
+test("with several dead nameservers a lookup still fails as a DNS timeout within the deadline", async (t) => {
+  const servers = await Promise.all([1, 2, 3].map(() => nameserver(t, {}, ["dead.example"])));
+  const lookup = createDnsLookup({ servers: servers.map((s) => s.server), deadlineMs: 1000 });
+
+  const started = performance.now();
+  const error = await lookup("dead.example").then(
+    () => assert.fail("dead.example resolved"),
+    (error: NodeJS.ErrnoException) => error,
+  );
+  const took = performance.now() - started;
+
+  assert.equal(error.code, "ETIMEOUT");
+  // Before, each nameserver had tries sized for the whole deadline: 2.8 s of a 1 s one.
+  assert.ok(took < 1000, `the lookup failed after ${Math.round(took)} ms`);
+});

@@ -46,21 +46,26 @@ const REPORTED_AS: Record<string, string> = {
  * run at once, so that path holds at most that many threads.
  */
 export function createDnsLookup(options: DnsLookupOptions): LookupAll {
-  // Two tries, the second waiting twice as long (c-ares doubles it): about 3/5 of the deadline, so
-  // a dead nameserver fails the attempt as a DNS timeout, not as a receiver that never answered.
-  const resolver = new dns.Resolver({ timeout: Math.max(50, Math.floor(options.deadlineMs / 5)), tries: 2 });
+  // DNS gets 3/5 of the deadline, so dead nameservers fail the attempt as a DNS timeout, not as a
+  // receiver that never answered. c-ares's own timing only roughly follows its options (it goes
+  // through every nameserver on each try, with a floor per query: three dead ones took 2.1 s
+  // with 66 ms tries), so the share is enforced here as well; it cannot cancel one query.
+  const dnsDeadlineMs = (options.deadlineMs * 3) / 5;
+  const servers = options.servers ?? dns.getServers();
+  const perTry = options.deadlineMs / 5 / Math.max(1, servers.length);
+  const resolver = new dns.Resolver({ timeout: Math.max(50, Math.floor(perTry)), tries: 2 });
   if (options.servers) resolver.setServers([...options.servers]);
-  const system = limited(options.system ?? systemLookup, SYSTEM_LOOKUPS_AT_ONCE);
+  const system = limited(options.system ?? systemLookup, SYSTEM_LOOKUPS_AT_ONCE, dnsDeadlineMs);
   const aaaaGraceMs = options.aaaaGraceMs ?? 50;
   const inFlight = new Map<string, Promise<readonly LookupAddress[]>>();
 
   async function resolve(hostname: string): Promise<readonly LookupAddress[]> {
     // "localhost", or a short name meant for the search domains: the system's to answer.
     if (!hostname.replace(/\.$/, "").includes(".")) return system(hostname);
-    const [v4, v6] = await addressesOfBothFamilies(
-      resolver.resolve4(hostname),
-      resolver.resolve6(hostname),
-      aaaaGraceMs,
+    const [v4, v6] = await within(
+      dnsDeadlineMs,
+      addressesOfBothFamilies(resolver.resolve4(hostname), resolver.resolve6(hostname), aaaaGraceMs),
+      () => dnsError(hostname, "ETIMEOUT"),
     );
     const addresses: LookupAddress[] = [];
     if (v4.status === "fulfilled") for (const address of v4.value) addresses.push({ address, family: 4 });
@@ -112,6 +117,19 @@ async function addressesOfBothFamilies(
   }
 }
 
+/** The promise's outcome, or the error made by late() if it has none within ms. */
+async function within<T>(ms: number, promise: Promise<T>, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function settled(query: Promise<string[]>): Promise<Settled> {
   return query.then(
     (value) => ({ status: "fulfilled", value }),
@@ -119,18 +137,42 @@ function settled(query: Promise<string[]>): Promise<Settled> {
   );
 }
 
-/** The lookup, with at most `max` calls in flight at once; the others wait their turn. */
-function limited(lookup: LookupAll, max: number): LookupAll {
+/**
+ * The lookup, with at most `max` calls in flight at once; the others wait their turn, in order,
+ * for at most waitMs, and then fail as a DNS timeout. A wait that ended is never started later:
+ * its attempt is over, and names that hang getaddrinfo (one tenant's) would otherwise queue up
+ * work nobody wants ahead of every other tenant's names.
+ */
+function limited(lookup: LookupAll, max: number, waitMs: number): LookupAll {
   let running = 0;
-  const waiting: (() => void)[] = [];
+  const waiting = new Set<() => void>(); // insertion order: first come, first served
+  const handOver = () => {
+    const [next] = waiting;
+    if (next === undefined) return;
+    waiting.delete(next);
+    running += 1; // counted here, so no newcomer takes the slot before the waiter runs
+    next();
+  };
+  const turn = (hostname: string) =>
+    new Promise<void>((resolve, reject) => {
+      const go = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiting.delete(go);
+        reject(dnsError(hostname, "ETIMEOUT"));
+      }, waitMs);
+      waiting.add(go);
+    });
   return async (hostname) => {
-    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
-    running += 1;
+    if (running < max) running += 1;
+    else await turn(hostname);
     try {
       return await lookup(hostname);
     } finally {
       running -= 1;
-      waiting.shift()?.();
+      handOver();
     }
   };
 }
