@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { type DataDirLock, lockDataDir } from "./data-dir-lock.js";
 import { type EngineThread, startEngineThread } from "./embedded-engine-thread.js";
 import { migrate } from "./migrations.js";
 import { type Database, STORE_SCHEMA } from "./schema.js";
@@ -89,10 +90,15 @@ const MAX_SOCKET_PATH = 100;
  * the embedded store has no password, so no other local user may reach it.
  */
 async function startEmbedded(dataDir: string | null, onLost: (error: Error) => void) {
-  if (dataDir !== null) await mkdir(dataDir, { recursive: true });
-  const socket = await privateSocketDir(dataDir);
+  let lock: DataDirLock | undefined;
+  if (dataDir !== null) {
+    await mkdir(dataDir, { recursive: true });
+    lock = await lockDataDir(resolve(dataDir)); // before anything in it is touched
+  }
+  let socket: Awaited<ReturnType<typeof privateSocketDir>> | undefined;
   let engine: EngineThread;
   try {
+    socket = await privateSocketDir(dataDir);
     engine = await startEngineThread(
       {
         dataDir: dataDir === null ? null : resolve(dataDir),
@@ -101,11 +107,13 @@ async function startEmbedded(dataDir: string | null, onLost: (error: Error) => v
       onLost,
     );
   } catch (error) {
-    await socket.remove();
+    await socket?.remove();
+    await lock?.release();
     throw error;
   }
+  const opened = socket;
   const pgConfig: pg.ClientConfig = {
-    host: socket.dir,
+    host: opened.dir,
     port: SOCKET_PORT,
     user: "postgres",
     database: "postgres",
@@ -114,7 +122,8 @@ async function startEmbedded(dataDir: string | null, onLost: (error: Error) => v
     pgConfig,
     async stop() {
       await engine.stop();
-      await socket.remove();
+      await opened.remove();
+      await lock?.release();
     },
   };
 }

@@ -9,6 +9,7 @@ export {
   recordAttempts,
 } from "./attempts.js";
 export { connectStore, type StoreConnection, type StoreDb } from "./connect.js";
+export { DataDirInUseError } from "./data-dir-lock.js";
 export {
   cancelDeliveries,
   type DeliveryFilter,
