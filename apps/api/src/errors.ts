@@ -19,7 +19,7 @@ import { InvalidArgumentError } from "./validate.js";
 export function toConnectError(error: unknown, log: Logger): ConnectError {
   if (error instanceof ConnectError) return asInvalidBody(error) ?? error;
   if (error instanceof InvalidArgumentError) return badRequest(error.field, error.message);
-  if (error instanceof InvalidSecretError) return badRequest("secret", `secret ${error.message}`);
+  if (error instanceof InvalidSecretError) return badRequest("secret", `secret ${error.reason}`);
   if (error instanceof InvalidPageTokenError) return badRequest("page_token", error.message);
   if (error instanceof NotFoundError) return new ConnectError(error.message, Code.NotFound);
   if (error instanceof AlreadyExistsError) return new ConnectError(error.message, Code.AlreadyExists);

@@ -270,6 +270,15 @@ describe("every bad request is refused with its code and a message naming the fi
     assert.equal(emitted.delivery_ids.length, 2, "one delivery per endpoint");
   });
 
+  test("a malformed secret is refused in one sentence about the field", async () => {
+    const error = await expectStatus(
+      api.call("CreateEndpoint", ep({ id: "h9", secret: "abc" })),
+      status.INVALID_ARGUMENT,
+    );
+    // Not a sentence pasted after the field's name ("secret a signing secret must ...").
+    assert.equal(error.details, 'secret must start with "whsec_"');
+  });
+
   test("the failed requests left nothing half-written", async () => {
     assert.deepEqual(await api.call("ListEndpoints", { tenant_id: T }), endpointsBefore);
     assert.deepEqual(await api.call("ListDeliveries", { tenant_id: T }), deliveriesBefore);

@@ -10,6 +10,11 @@ const STANDARD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+
 /** Thrown for a malformed signing secret; the message describes the problem, never the secret. */
 export class InvalidSecretError extends Error {
   override readonly name = "InvalidSecretError";
+
+  /** reason: what is wrong, as a phrase that follows the secret's name ("must start with ..."). */
+  constructor(readonly reason: string) {
+    super(`a signing secret ${reason}`);
+  }
 }
 
 /** Creates a new Standard Webhooks secret: "whsec_" followed by 24 random bytes in base64. */
@@ -20,16 +25,16 @@ export function generateSecret(randomBytes: (n: number) => Buffer = cryptoRandom
 /** Decodes a "whsec_..." secret into its HMAC key; throws InvalidSecretError when it is malformed. */
 export function parseSecret(secret: string): Buffer {
   if (!secret.startsWith(PREFIX)) {
-    throw new InvalidSecretError(`a signing secret must start with "${PREFIX}"`);
+    throw new InvalidSecretError(`must start with "${PREFIX}"`);
   }
   const encoded = secret.slice(PREFIX.length);
   if (!STANDARD_BASE64.test(encoded)) {
-    throw new InvalidSecretError(`a signing secret must be "${PREFIX}" followed by standard base64`);
+    throw new InvalidSecretError(`must be "${PREFIX}" followed by standard base64`);
   }
   const key = Buffer.from(encoded, "base64");
   if (key.length < MIN_BYTES || key.length > MAX_BYTES) {
     throw new InvalidSecretError(
-      `a signing secret must decode to ${MIN_BYTES} to ${MAX_BYTES} bytes, this one has ${key.length}`,
+      `must decode to ${MIN_BYTES} to ${MAX_BYTES} bytes, this one has ${key.length}`,
     );
   }
   return key;
