@@ -25,7 +25,8 @@ test("endpoint concurrency is adaptive or a fixed number, and its ceiling is bou
     (error: unknown) =>
       error instanceof ConfigError &&
       error.problems.length === 2 &&
-      error.problems[0]?.startsWith("HOOKLINE_ENDPOINT_CONCURRENCY ") === true &&
+      error.problems[0] ===
+        'HOOKLINE_ENDPOINT_CONCURRENCY must be "adaptive" or a whole number from 1 to 1000' &&
       error.problems[1]?.startsWith("HOOKLINE_ENDPOINT_MAX_CONCURRENCY ") === true,
   );
 });
@@ -176,6 +177,11 @@ test("limits have sane defaults and bad values name their variable", () => {
         HOOKLINE_MAX_CONNECTIONS: "lots",
         HOOKLINE_HANDSHAKE_TIMEOUT: "0s",
         HOOKLINE_MAX_STREAMS: "-1",
+        // Loops that would spin, and settings that would disable or purge everything at once.
+        HOOKLINE_SWEEP_INTERVAL: "0s",
+        HOOKLINE_WATCH_POLL_INTERVAL: "1ms",
+        HOOKLINE_RETENTION: "0s",
+        HOOKLINE_DISABLE_AFTER: "0ms",
       }),
     (error: unknown) => {
       assert.ok(error instanceof ConfigError);
@@ -184,6 +190,10 @@ test("limits have sane defaults and bad values name their variable", () => {
         "HOOKLINE_MAX_CONNECTIONS",
         "HOOKLINE_HANDSHAKE_TIMEOUT",
         "HOOKLINE_MAX_STREAMS",
+        "HOOKLINE_SWEEP_INTERVAL",
+        "HOOKLINE_WATCH_POLL_INTERVAL",
+        "HOOKLINE_RETENTION",
+        "HOOKLINE_DISABLE_AFTER",
       ]) {
         assert.ok(error.message.includes(name), `${name} is named`);
       }

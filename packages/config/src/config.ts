@@ -132,9 +132,21 @@ export function loadConfig(env: Env): HooklineConfig {
     return n;
   };
   const duration = (text: string) => parseDuration(text);
+  const intOrAdaptive = (text: string) => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1 || n > 1000)
+      throw new Error('must be "adaptive" or a whole number from 1 to 1000');
+    return n;
+  };
   const positiveDuration = (text: string) => {
     const ms = duration(text);
     if (ms < 1) throw new Error("must be longer than 0");
+    return ms;
+  };
+  // How often a loop runs: a shorter one only spins (0s held half a core doing nothing).
+  const interval = (text: string) => {
+    const ms = duration(text);
+    if (ms < 10) throw new Error("must be at least 10ms");
     return ms;
   };
 
@@ -194,7 +206,7 @@ export function loadConfig(env: Env): HooklineConfig {
     queue: {
       prefix,
       endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "adaptive", (text) =>
-        text === "adaptive" ? text : int(1, 1000)(text),
+        text === "adaptive" ? text : intOrAdaptive(text),
       ),
       endpointMaxConcurrency: read("HOOKLINE_ENDPOINT_MAX_CONCURRENCY", "50", int(1, 1000)),
       lanes: read("HOOKLINE_LANES", "0", int(0, 10_000)),
@@ -202,8 +214,8 @@ export function loadConfig(env: Env): HooklineConfig {
       workerQueues: read("HOOKLINE_WORKER_QUEUES", "", (text) =>
         text === "" ? undefined : int(1, 10_000)(text),
       ),
-      pollIntervalMs: read("HOOKLINE_QUEUE_POLL_INTERVAL", "100ms", duration),
-      discoveryIntervalMs: read("HOOKLINE_DISCOVERY_INTERVAL", "2s", duration),
+      pollIntervalMs: read("HOOKLINE_QUEUE_POLL_INTERVAL", "100ms", interval),
+      discoveryIntervalMs: read("HOOKLINE_DISCOVERY_INTERVAL", "2s", interval),
       stalledAfterMs: read("HOOKLINE_STALLED_AFTER", "15s", (text) => {
         const ms = duration(text);
         if (ms < 2000) throw new Error("must be at least 2s (live workers renew their locks at half of it)");
@@ -236,15 +248,16 @@ export function loadConfig(env: Env): HooklineConfig {
       total: read("HOOKLINE_MAX_STREAMS", "200", int(1, 100_000)),
     },
     watchBufferLimit: read("HOOKLINE_WATCH_BUFFER", "10000", int(1, 1_000_000)),
-    watchPollIntervalMs: read("HOOKLINE_WATCH_POLL_INTERVAL", "1s", duration),
+    watchPollIntervalMs: read("HOOKLINE_WATCH_POLL_INTERVAL", "1s", interval),
     faultExitAfterCommit: read("HOOKLINE_FAULT_EXIT_AFTER_COMMIT", "0", int(0, 1_000_000)),
     maintenance: {
-      intervalMs: read("HOOKLINE_MAINTENANCE_INTERVAL", "1m", duration),
-      disableAfterMs: read("HOOKLINE_DISABLE_AFTER", "5d", duration),
-      retentionMs: read("HOOKLINE_RETENTION", "30d", duration),
+      intervalMs: read("HOOKLINE_MAINTENANCE_INTERVAL", "1m", interval),
+      // 0 would disable every endpoint at its first failure, and purge everything at once.
+      disableAfterMs: read("HOOKLINE_DISABLE_AFTER", "5d", positiveDuration),
+      retentionMs: read("HOOKLINE_RETENTION", "30d", positiveDuration),
     },
     sweeper: {
-      intervalMs: read("HOOKLINE_SWEEP_INTERVAL", "15s", duration),
+      intervalMs: read("HOOKLINE_SWEEP_INTERVAL", "15s", interval),
       graceMs: read("HOOKLINE_SWEEP_GRACE", "30s", duration),
     },
   };
