@@ -13,7 +13,10 @@ describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
   after(() => api?.close());
 
   /** What `curl -H 'content-type: application/json' -d ...` does. */
-  async function post(path: string, body: string): Promise<{ status: number; type: string; json: unknown }> {
+  async function post(
+    path: string,
+    body: string | Uint8Array,
+  ): Promise<{ status: number; type: string; json: unknown }> {
     const response = await fetch(`http://${api.address}/hookline.v1.${path}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -119,5 +122,36 @@ describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
     const error = garbage.json as { code: string; message: string };
     assert.equal(error.code, "invalid_argument");
     assertNoInternals(error.message);
+  });
+
+  test("a data_json within its limit is accepted however much its JSON escapes lengthen the body", async () => {
+    const tenant = uniqueTenant("escaped");
+    // 262,140 bytes of data_json, nearly all quotes: escaped, the body is about 1.5 times that.
+    const dataJson = JSON.stringify(Array.from({ length: 65_534 }, () => "a"));
+    assert.ok(Buffer.byteLength(dataJson) <= 262_144 && JSON.stringify(dataJson).length > 327_680);
+    const body = JSON.stringify({ tenantId: tenant, eventId: "e", eventType: "t", dataJson });
+
+    const emitted = await post("EmitService/Emit", body);
+    assert.equal(emitted.status, 200, JSON.stringify(emitted.json));
+    const stored = await post("EmitService/GetEvent", JSON.stringify({ tenantId: tenant, eventId: "e" }));
+    assert.equal((stored.json as { event: { dataJson: string } }).event.dataJson, dataJson);
+  });
+
+  test("a body that is not UTF-8 is refused, not stored with its bytes replaced", async () => {
+    const tenant = uniqueTenant("utf8");
+    const bytes = Buffer.concat([
+      Buffer.from(`{"tenantId":"${tenant}","eventId":"e","eventType":"t","dataJson":""`),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('""}'),
+    ]);
+
+    const refused = await post("EmitService/Emit", bytes);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.json, {
+      code: "invalid_argument",
+      message: "the request body is not valid UTF-8",
+    });
+    const missing = await post("EmitService/GetEvent", JSON.stringify({ tenantId: tenant, eventId: "e" }));
+    assert.equal(missing.status, 404, "nothing was stored");
   });
 });

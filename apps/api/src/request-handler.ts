@@ -1,6 +1,7 @@
 import type http2 from "node:http2";
 import type { DescMethodUnary, DescService } from "@bufbuild/protobuf";
 import {
+  Code,
   ConnectError,
   type ConnectRouter,
   createConnectRouter,
@@ -26,6 +27,8 @@ export interface RequestHandlerOptions {
   interceptors: Interceptor[];
   /** Largest request message accepted, in bytes. */
   readMaxBytes: number;
+  /** The same for a JSON body (Connect JSON, gRPC-Web or gRPC with +json). */
+  jsonReadMaxBytes: number;
   authenticate: Authenticator;
   onRefused?: RefusalListener;
 }
@@ -39,16 +42,23 @@ export interface RequestHandlerOptions {
 export function createRequestHandler(
   options: RequestHandlerOptions,
 ): (req: NodeServerRequest, res: NodeServerResponse) => void {
-  const router = createConnectRouter({
-    interceptors: options.interceptors,
-    readMaxBytes: options.readMaxBytes,
-    acceptCompression: [compressionGzip, compressionBrotli],
-    // Proto3 JSON's default: a misspelt field or enum name is an error, not silently dropped.
-    jsonOptions: { ignoreUnknownFields: false },
-  });
+  const routerWith = (readMaxBytes: number) =>
+    createConnectRouter({
+      interceptors: options.interceptors,
+      readMaxBytes,
+      acceptCompression: [compressionGzip, compressionBrotli],
+      jsonOptions: JSON_OPTIONS,
+    });
+  // One router per body format, the same services on each: Connect's read limit is per router,
+  // and a JSON body needs more room for the same message.
+  const router = routerWith(options.readMaxBytes);
+  const jsonRouter = routerWith(options.jsonReadMaxBytes);
   const unary: UnaryRoute[] = [];
-  options.routes(recordingUnaryRoutes(router, unary));
-  const handlers = new Map(router.handlers.map((handler) => [handler.requestPath, handler]));
+  options.routes(recordingUnaryRoutes(router, unary, jsonRouter));
+  const handlersOf = (routed: ConnectRouter) =>
+    new Map(routed.handlers.map((handler) => [handler.requestPath, handler]));
+  const handlers = handlersOf(router);
+  const jsonHandlers = handlersOf(jsonRouter);
   const grpcUnary = createGrpcUnaryServer(unary, options);
   const contextFor = (req: NodeServerRequest, arrivedAt: number) => (service: DescService) => {
     try {
@@ -63,7 +73,8 @@ export function createRequestHandler(
     const arrivedAt = performance.now();
     if ("stream" in req && grpcUnary(req, res as http2.Http2ServerResponse, contextFor(req, arrivedAt)))
       return;
-    const handler = handlers.get((req.url ?? "").split("?", 1)[0] ?? "");
+    const path = (req.url ?? "").split("?", 1)[0] ?? "";
+    const handler = (isJson(req) ? jsonHandlers : handlers).get(path);
     if (!handler) {
       res.writeHead(404);
       res.end();
@@ -98,13 +109,50 @@ export function createRequestHandler(
   };
 }
 
-/** The router, noting each unary method registered through service() with its implementation. */
-function recordingUnaryRoutes(router: ConnectRouter, unary: UnaryRoute[]): ConnectRouter {
+/**
+ * Connect reads a JSON body with a lenient TextDecoder, which turns bytes that are not UTF-8 into
+ * U+FFFD: an id or data_json would be stored other than as it was sent. gRPC's protobuf path
+ * already refuses such bytes. (Connect passes jsonOptions on to its JSON serialization, which
+ * takes a textDecoder.)
+ */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const JSON_OPTIONS = {
+  // Proto3 JSON's default: a misspelt field or enum name is an error, not silently dropped.
+  ignoreUnknownFields: false,
+  textDecoder: {
+    decode(bytes?: Uint8Array): string {
+      try {
+        return strictUtf8.decode(bytes);
+      } catch {
+        throw new ConnectError("the request body is not valid UTF-8", Code.InvalidArgument);
+      }
+    },
+  },
+};
+
+/** A body in JSON: Connect's application/json and the +json forms of the streaming protocols. */
+function isJson(req: NodeServerRequest): boolean {
+  const type = req.headers["content-type"] ?? "";
+  return type.startsWith("application/json") || /^application\/(connect|grpc|grpc-web)\+json/.test(type);
+}
+
+/**
+ * The router, noting each unary method registered through service() with its implementation,
+ * and registering every service on the JSON router too.
+ */
+function recordingUnaryRoutes(
+  router: ConnectRouter,
+  unary: UnaryRoute[],
+  jsonRouter: ConnectRouter,
+): ConnectRouter {
   return {
     get handlers() {
       return router.handlers;
     },
-    rpc: router.rpc.bind(router) as ConnectRouter["rpc"],
+    rpc: ((...args: Parameters<ConnectRouter["rpc"]>) => {
+      jsonRouter.rpc(...args);
+      return router.rpc(...args);
+    }) as ConnectRouter["rpc"],
     service(service, implementation, options) {
       const impl = implementation as Record<string, UnaryRoute["impl"] | undefined>;
       // Per-service options (interceptors, limits) are Connect's to apply: such a service stays there.
@@ -115,6 +163,7 @@ function recordingUnaryRoutes(router: ConnectRouter, unary: UnaryRoute[]): Conne
             unary.push({ service, method: method as DescMethodUnary, impl: fn.bind(implementation) });
         }
       router.service(service, implementation, options);
+      jsonRouter.service(service, implementation, options);
       return this;
     },
   };

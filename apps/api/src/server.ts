@@ -24,6 +24,8 @@ export interface ServeOptions {
   interceptors: Interceptor[];
   /** Largest request message accepted, in bytes. */
   readMaxBytes: number;
+  /** The same for a JSON body, whose escapes make the same message longer. */
+  jsonReadMaxBytes: number;
   /** Who is calling, decided from the headers before any body is read. */
   authenticate: Authenticator;
   onRefused?: RefusalListener;
