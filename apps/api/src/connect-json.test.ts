@@ -124,6 +124,38 @@ describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
     assertNoInternals(error.message);
   });
 
+  test("a malformed timestamp or duration is refused naming its field", async () => {
+    const tenant = uniqueTenant("wkt");
+    const cases: [string, object, string][] = [
+      ["EndpointService/RecoverEndpoint", { tenantId: tenant, id: "ep", since: "yesterday" }, "since"],
+      [
+        "AttemptLogService/ListDeliveries",
+        { tenantId: tenant, createdFrom: "2026-01-01T00:00:00Z", createdUntil: "2026-13-01T00:00:00Z" },
+        "created_until",
+      ],
+      [
+        "EndpointService/RotateEndpointSecret",
+        { tenantId: tenant, id: "ep", grace_period: "31d" },
+        "grace_period",
+      ],
+    ];
+    for (const [path, request, field] of cases) {
+      const refused = await post(path, JSON.stringify(request));
+      assert.equal(refused.status, 400, path);
+      const { code, message, details } = refused.json as {
+        code: string;
+        message: string;
+        details?: { type: string }[];
+      };
+      assert.equal(code, "invalid_argument");
+      assert.match(message, new RegExp(`^${field} is not a valid (Timestamp|Duration): `), path);
+      assert.deepEqual(
+        details?.map((d) => d.type),
+        ["google.rpc.BadRequest"],
+      );
+    }
+  });
+
   test("a data_json within its limit is accepted however much its JSON escapes lengthen the body", async () => {
     const tenant = uniqueTenant("escaped");
     // 262,140 bytes of data_json, nearly all quotes: escaped, the body is about 1.5 times that.

@@ -20,11 +20,24 @@ export function asInvalidBody(error: ConnectError): ConnectError | undefined {
 /**
  * Rewrites a unary response whose error is a protobuf parse error into INVALID_ARGUMENT, for each
  * protocol: the gRPC trailer, the gRPC-Web trailer frame, or the Connect JSON error (HTTP 500).
+ * For a Connect JSON call, nameJsonField may also replace a refusal (HTTP 400) that names no field.
  */
-export function withInvalidBodyErrors(response: UniversalServerResponse): UniversalServerResponse {
+export function withInvalidBodyErrors(
+  response: UniversalServerResponse,
+  nameJsonField?: (message: string) => ConnectError | undefined,
+): UniversalServerResponse {
   const body = response.body;
   if (body === undefined || !(Symbol.asyncIterator in body)) return response;
-  if (response.status === 500) return rewriteConnectUnary(response, body);
+  if (response.status === 500) {
+    return rewriteConnectUnary(response, body, (code, message) =>
+      code === "internal" ? asInvalidBody(new ConnectError(message, Code.Internal)) : undefined,
+    );
+  }
+  if (response.status === 400 && nameJsonField) {
+    return rewriteConnectUnary(response, body, (code, message) =>
+      code === "invalid_argument" ? nameJsonField(message) : undefined,
+    );
+  }
   const trailer = response.trailer;
   return {
     ...response,
@@ -55,16 +68,20 @@ function rewriteGrpcWebTrailer(chunk: Uint8Array): Uint8Array {
   return frame;
 }
 
+/** What replaces a Connect error (its code and message as sent), or undefined to keep it. */
+type Replacement = (code: string, message: string) => ConnectError | undefined;
+
 function rewriteConnectUnary(
   response: UniversalServerResponse,
   body: AsyncIterable<Uint8Array>,
+  replace: Replacement,
 ): UniversalServerResponse {
   let replaced: { status: number; bytes: Uint8Array } | undefined;
   const chunks: Uint8Array[] = [];
   const collected = (async function* () {
     for await (const chunk of body) chunks.push(chunk);
     const bytes = Buffer.concat(chunks);
-    const invalid = parseConnectError(bytes);
+    const invalid = replacementOf(bytes, replace);
     replaced = invalid
       ? { status: codeToHttpStatus(invalid.code), bytes: errorToJsonBytes(invalid, undefined) }
       : { status: response.status, bytes };
@@ -81,11 +98,11 @@ function rewriteConnectUnary(
   };
 }
 
-function parseConnectError(bytes: Uint8Array): ConnectError | undefined {
+function replacementOf(bytes: Uint8Array, replace: Replacement): ConnectError | undefined {
   try {
     const json = JSON.parse(Buffer.from(bytes).toString()) as { code?: unknown; message?: unknown };
-    if (json.code !== "internal" || typeof json.message !== "string") return undefined;
-    return asInvalidBody(new ConnectError(json.message, Code.Internal));
+    if (typeof json.code !== "string" || typeof json.message !== "string") return undefined;
+    return replace(json.code, json.message);
   } catch {
     return undefined;
   }

@@ -18,6 +18,7 @@ import { type Authenticator, principalKey } from "./auth.js";
 import { allowEarlyHeaders } from "./early-headers.js";
 import { createGrpcUnaryServer, type RefusalListener, type UnaryRoute } from "./grpc-unary.js";
 import { withInvalidBodyErrors } from "./invalid-body.js";
+import { jsonFieldNamer } from "./json-field-errors.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types.js";
 import { writeRejection } from "./rejection.js";
 import { arrivedAtKey } from "./rpc-metrics.js";
@@ -102,8 +103,16 @@ export function createRequestHandler(
       writeRejection(req, res, rejection);
       return;
     }
+    // A Connect unary JSON call keeps its body, to name the field behind an error that names none.
+    const namer =
+      req.headers["content-type"]?.startsWith("application/json") && handler.method.methodKind === "unary"
+        ? jsonFieldNamer(handler.method.input)
+        : undefined;
+    if (namer && Symbol.asyncIterator in Object(request.body)) {
+      request = { ...request, body: namer.record(request.body as AsyncIterable<Uint8Array>) };
+    }
     handler(request)
-      .then((response) => universalResponseToNodeResponse(withInvalidBodyErrors(response), res))
+      .then((response) => universalResponseToNodeResponse(withInvalidBodyErrors(response, namer?.name), res))
       // The caller went away mid-response: nothing is left to tell it.
       .catch(() => {});
   };
