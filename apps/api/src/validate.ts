@@ -110,10 +110,12 @@ export function requireEventType(field: string, value: string): string {
 }
 
 export function eventTypeList(field: string, values: readonly string[]): string[] {
-  if (values.length > LIMITS.eventTypes) {
+  // The limit is on the types an endpoint keeps: a repeated one is kept once, so it counts once.
+  const types = [...new Set(values.map((value, i) => requireEventType(`${field}[${i}]`, value)))];
+  if (types.length > LIMITS.eventTypes) {
     throw new InvalidArgumentError(field, `lists more than ${LIMITS.eventTypes} types`);
   }
-  return [...new Set(values.map((value, i) => requireEventType(`${field}[${i}]`, value)))];
+  return types;
 }
 
 export function description(field: string, value: string): string {

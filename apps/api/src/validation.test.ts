@@ -257,7 +257,10 @@ describe("every bad request is refused with its code and a message naming the fi
       url: "http://localhost:1/",
       description: "😀".repeat(1024),
       rate_limit_per_second: 1 / 86_400,
+      // 100 types, one of them twice: the endpoint keeps 100 (among them "t", emitted below).
+      event_types: [...Array.from({ length: 99 }, (_, i) => `t${i}`), "t", "t0"],
     });
+    assert.equal(described.endpoint.event_types.length, 100);
     assert.equal(described.endpoint.id, emoji);
     const listed = await api.call("ListEndpoints", { tenant_id: tenant, page_size: 1000 });
     assert.equal(listed.endpoints.length, 2);
