@@ -121,9 +121,12 @@ async function startEmbedded(dataDir: string | null, onLost: (error: Error) => v
   return {
     pgConfig,
     async stop() {
-      await engine.stop();
-      await opened.remove();
-      await lock?.release();
+      try {
+        await engine.stop();
+        await opened.remove();
+      } finally {
+        await lock?.release();
+      }
     },
   };
 }

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { readTestSettings } from "@hookline/testkit";
+import { lockDataDir } from "./data-dir-lock.js";
 import { connectStore, createEndpoint, DataDirInUseError, getEndpoint } from "./index.js";
 
 const settings = readTestSettings(process.env);
@@ -18,6 +19,9 @@ async function withDir(run: (dir: string) => Promise<void>): Promise<void> {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+const lockFile = (dir: string) => join(dir, "hookline.lock");
+const deadPid = () => spawnSync(process.execPath, ["-e", ""]).pid;
 
 test("a data directory in use is refused to a second opener, and the first keeps working", embeddedOnly, () =>
   withDir(async (dir) => {
@@ -49,18 +53,40 @@ test("a data directory in use is refused to a second opener, and the first keeps
   }),
 );
 
-test(
-  "a lock left by a process that died is taken over; one held by a live process is not",
-  embeddedOnly,
-  () =>
-    withDir(async (dir) => {
-      const live = process.ppid;
-      await writeFile(join(dir, "hookline.lock"), `${live}\n${hostname()}\n`);
-      await assert.rejects(connectStore({ dataDir: dir }), new RegExp(`in use by process ${live}`));
+test("a lock whose holder is gone is taken over; one a live process holds is not", () =>
+  withDir(async (dir) => {
+    const here = hostname();
+    const refusedWith = async (content: string, message: RegExp) => {
+      await writeFile(lockFile(dir), content);
+      await assert.rejects(lockDataDir(dir), message);
+    };
+    const takenOver = async (content: string) => {
+      await writeFile(lockFile(dir), content);
+      const lock = await lockDataDir(dir);
+      assert.notEqual(await readFile(lockFile(dir), "utf8"), content);
+      await lock.release();
+    };
 
-      const exited = spawnSync(process.execPath, ["-e", ""]).pid;
-      await writeFile(join(dir, "hookline.lock"), `${exited}\n${hostname()}\n`);
-      const store = await connectStore({ dataDir: dir });
-      await store.close();
-    }),
-);
+    await refusedWith(`${process.ppid}\n${here}\n\n`, new RegExp(`in use by process ${process.ppid}`));
+    await refusedWith(
+      `7\nanother-host\n\n`,
+      /in use by process 7 on another-host \(if it no longer runs, remove /,
+    );
+    await takenOver(`${deadPid()}\n${here}\n\n`);
+    // A restart that got the pid its crashed predecessor had (pid 1 in a container).
+    await takenOver(`${process.pid}\n${here}\n\n`);
+    // A live process, but not the one that wrote the lock: it started later.
+    await takenOver(`${process.ppid}\n${here}\nsome-boot/1\n`);
+  }));
+
+test("of several starters that find a stale lock at once, exactly one takes it", () =>
+  withDir(async (dir) => {
+    await writeFile(lockFile(dir), `${deadPid()}\n${hostname()}\n\n`);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => lockDataDir(dir)));
+    const won = results.filter((result) => result.status === "fulfilled");
+    assert.equal(won.length, 1, JSON.stringify(results.map((result) => result.status)));
+    for (const result of results) {
+      if (result.status === "rejected")
+        assert.ok(result.reason instanceof DataDirInUseError, String(result.reason));
+    }
+  }));
