@@ -10,8 +10,13 @@ import { startHttpServer } from "./test-helpers.js";
 
 const LOOPBACK_ALLOWED = createAddressPolicy({ allowedCidrs: [{ address: "127.0.0.0", prefix: 8 }] });
 
-async function nameserver(t: TestContext, records: Record<string, string[]>, silent: string[] = []) {
-  const server = await startDnsServer(records, silent);
+async function nameserver(
+  t: TestContext,
+  records: Record<string, string[]>,
+  silent: string[] = [],
+  slow: Record<string, number> = {},
+) {
+  const server = await startDnsServer(records, silent, slow);
   t.after(() => server.close());
   return server;
 }
@@ -198,4 +203,34 @@ test("with several dead nameservers a lookup still fails as a DNS timeout within
   assert.equal(error.code, "ETIMEOUT");
   // Before, each nameserver had tries sized for the whole deadline: 2.8 s of a 1 s one.
   assert.ok(took < 1000, `the lookup failed after ${Math.round(took)} ms`);
+});
+
+test("DNS and the wait for getaddrinfo share one deadline: a slow 'no such name' does not buy a fresh wait", {
+  timeout: 5000,
+}, async (t) => {
+  // DNS says it does not know the name only after 200 ms of the lookup's 300 (3/5 of 500).
+  const dns = await nameserver(t, {}, [], { "late.example": 200 });
+  const calls: string[] = [];
+  const releases: (() => void)[] = [];
+  const system = async (hostname: string): Promise<LookupAddress[]> => {
+    calls.push(hostname);
+    await new Promise<void>((resolve) => releases.push(resolve));
+    return [{ address: "10.1.2.3", family: 4 }];
+  };
+  const lookup = createDnsLookup({ servers: [dns.server], deadlineMs: 500, system });
+  const holding = [lookup("hung-0"), lookup("hung-1")];
+
+  const started = performance.now();
+  const code = await lookup("late.example").then(
+    () => "resolved",
+    (error: NodeJS.ErrnoException) => error.code,
+  );
+  const took = performance.now() - started;
+  assert.equal(code, "ETIMEOUT");
+  // Before, the wait for a slot began anew after DNS: 200 + 300 ms, past the attempt's share.
+  assert.ok(took < 400, `gave up after ${Math.round(took)} ms`);
+
+  for (const release of releases.splice(0)) release();
+  await Promise.all(holding);
+  assert.deepEqual(calls, ["hung-0", "hung-1"], "late.example was not looked up after giving up");
 });

@@ -55,13 +55,15 @@ export function createDnsLookup(options: DnsLookupOptions): LookupAll {
   const perTry = options.deadlineMs / 5 / Math.max(1, servers.length);
   const resolver = new dns.Resolver({ timeout: Math.max(50, Math.floor(perTry)), tries: 2 });
   if (options.servers) resolver.setServers([...options.servers]);
-  const system = limited(options.system ?? systemLookup, SYSTEM_LOOKUPS_AT_ONCE, dnsDeadlineMs);
+  const system = limited(options.system ?? systemLookup, SYSTEM_LOOKUPS_AT_ONCE);
   const aaaaGraceMs = options.aaaaGraceMs ?? 50;
   const inFlight = new Map<string, Promise<readonly LookupAddress[]>>();
 
   async function resolve(hostname: string): Promise<readonly LookupAddress[]> {
     // "localhost", or a short name meant for the search domains: the system's to answer.
-    if (!hostname.replace(/\.$/, "").includes(".")) return system(hostname);
+    // One deadline for the whole lookup: DNS first, then any wait for getaddrinfo.
+    const giveUpAt = Date.now() + dnsDeadlineMs;
+    if (!hostname.replace(/\.$/, "").includes(".")) return system(hostname, giveUpAt);
     const [v4, v6] = await within(
       dnsDeadlineMs,
       addressesOfBothFamilies(resolver.resolve4(hostname), resolver.resolve6(hostname), aaaaGraceMs),
@@ -74,7 +76,7 @@ export function createDnsLookup(options: DnsLookupOptions): LookupAll {
     const failure = [v4, v6].find(
       (r): r is PromiseRejectedResult => r.status === "rejected" && !UNKNOWN_NAME.has(codeOf(r.reason) ?? ""),
     );
-    if (failure === undefined) return system(hostname); // DNS does not know it: /etc/hosts may
+    if (failure === undefined) return system(hostname, giveUpAt); // DNS does not know it: /etc/hosts may
     throw dnsError(hostname, codeOf(failure.reason) ?? "");
   }
 
@@ -139,11 +141,14 @@ function settled(query: Promise<string[]>): Promise<Settled> {
 
 /**
  * The lookup, with at most `max` calls in flight at once; the others wait their turn, in order,
- * for at most waitMs, and then fail as a DNS timeout. A wait that ended is never started later:
- * its attempt is over, and names that hang getaddrinfo (one tenant's) would otherwise queue up
- * work nobody wants ahead of every other tenant's names.
+ * until their lookup's giveUpAt, and then fail as a DNS timeout. A wait that ended is never
+ * started later: its attempt is over, and names that hang getaddrinfo (one tenant's) would
+ * otherwise queue up work nobody wants ahead of every other tenant's names.
  */
-function limited(lookup: LookupAll, max: number, waitMs: number): LookupAll {
+function limited(
+  lookup: LookupAll,
+  max: number,
+): (hostname: string, giveUpAt: number) => Promise<readonly LookupAddress[]> {
   let running = 0;
   const waiting = new Set<() => void>(); // insertion order: first come, first served
   const handOver = () => {
@@ -153,7 +158,7 @@ function limited(lookup: LookupAll, max: number, waitMs: number): LookupAll {
     running += 1; // counted here, so no newcomer takes the slot before the waiter runs
     next();
   };
-  const turn = (hostname: string) =>
+  const turn = (hostname: string, giveUpAt: number) =>
     new Promise<void>((resolve, reject) => {
       const go = () => {
         clearTimeout(timer);
@@ -162,12 +167,12 @@ function limited(lookup: LookupAll, max: number, waitMs: number): LookupAll {
       const timer = setTimeout(() => {
         waiting.delete(go);
         reject(dnsError(hostname, "ETIMEOUT"));
-      }, waitMs);
+      }, giveUpAt - Date.now());
       waiting.add(go);
     });
-  return async (hostname) => {
+  return async (hostname, giveUpAt) => {
     if (running < max) running += 1;
-    else await turn(hostname);
+    else await turn(hostname, giveUpAt);
     try {
       return await lookup(hostname);
     } finally {

@@ -16,11 +16,12 @@ const TYPE_AAAA = 28;
 /**
  * Answers A and AAAA queries from `records` (name to addresses, both families mixed). A name not
  * in it gets NXDOMAIN; a query in `silent` ("name", or "name AAAA" for one type) gets no answer at
- * all, like a dead nameserver.
+ * all, like a dead nameserver; a name in `slow` is answered that many ms late.
  */
 export async function startDnsServer(
   records: Record<string, string[]>,
   silent: readonly string[] = [],
+  slow: Record<string, number> = {},
 ): Promise<TestDnsServer> {
   const socket = dgram.createSocket("udp4");
   const queries: string[] = [];
@@ -38,11 +39,8 @@ export async function startDnsServer(
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(answers.length, 6);
     const answerRecords = answers.map((address) => answerRecord(type, address));
-    socket.send(
-      Buffer.concat([header, query.subarray(12, questionEnd), ...answerRecords]),
-      peer.port,
-      peer.address,
-    );
+    const answer = Buffer.concat([header, query.subarray(12, questionEnd), ...answerRecords]);
+    setTimeout(() => socket.send(answer, peer.port, peer.address), slow[name] ?? 0);
   });
   socket.bind(0, "127.0.0.1");
   await once(socket, "listening");
