@@ -58,9 +58,9 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
     limits: options.limits,
     // Leaves room for the largest data_json plus the envelope of the request.
     readMaxBytes: deps.maxDataBytes + 64 * 1024,
-    // In JSON, data_json is a string whose escapes can triple it: a quote or backslash takes two
-    // bytes, and an emoji escaped as ASCII (Python's json.dumps by default) twelve for its four.
-    jsonReadMaxBytes: 3 * deps.maxDataBytes + 64 * 1024,
+    // In JSON, data_json is a string whose escapes take up to six bytes for one: \u007f from
+    // Python's json.dumps, \u003c for every < from Go's encoding/json.
+    jsonReadMaxBytes: 6 * deps.maxDataBytes + 64 * 1024,
     ...(options.consoleDir && { site: { prefix: "/ui/", dir: options.consoleDir } }),
   });
 }

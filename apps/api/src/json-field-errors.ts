@@ -10,12 +10,19 @@ const UNNAMED = /^cannot decode message google\.protobuf\.(\w+) from JSON: (.*)$
 /**
  * Keeps a copy of a JSON request body as Connect reads it (Connect bounds it by its read limit),
  * and names the field behind an error protobuf-es left unnamed: the INVALID_ARGUMENT to answer
- * instead, with a BadRequest detail as every other refused field has, or undefined.
+ * instead, with a BadRequest detail as every other refused field has, or undefined. Undefined
+ * for a request with no such field (Emit's bodies are the large ones): nothing is kept then.
  */
-export function jsonFieldNamer(input: DescMessage): {
-  record(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array>;
-  name(message: string): ConnectError | undefined;
-} {
+export function jsonFieldNamer(input: DescMessage):
+  | {
+      record(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array>;
+      name(message: string): ConnectError | undefined;
+    }
+  | undefined {
+  const wellKnown = input.fields.some(
+    (field) => field.fieldKind === "message" && field.message.typeName.startsWith("google.protobuf."),
+  );
+  if (!wellKnown) return undefined;
   const chunks: Uint8Array[] = [];
   return {
     async *record(body) {

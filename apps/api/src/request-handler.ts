@@ -103,9 +103,10 @@ export function createRequestHandler(
       writeRejection(req, res, rejection);
       return;
     }
-    // A Connect unary JSON call keeps its body, to name the field behind an error that names none.
+    // A Connect unary JSON call with a Timestamp or Duration keeps its body, to name the field
+    // behind an error that names none.
     const namer =
-      req.headers["content-type"]?.startsWith("application/json") && handler.method.methodKind === "unary"
+      contentType(req).startsWith("application/json") && handler.method.methodKind === "unary"
         ? jsonFieldNamer(handler.method.input)
         : undefined;
     if (namer && Symbol.asyncIterator in Object(request.body)) {
@@ -141,8 +142,13 @@ const JSON_OPTIONS = {
 
 /** A body in JSON: Connect's application/json and the +json forms of the streaming protocols. */
 function isJson(req: NodeServerRequest): boolean {
-  const type = req.headers["content-type"] ?? "";
+  const type = contentType(req);
   return type.startsWith("application/json") || /^application\/(connect|grpc|grpc-web)\+json/.test(type);
+}
+
+/** Media types are case-insensitive, as Connect reads them. */
+function contentType(req: NodeServerRequest): string {
+  return (req.headers["content-type"] ?? "").toLowerCase();
 }
 
 /**
