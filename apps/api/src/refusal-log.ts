@@ -1,9 +1,7 @@
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { Logger } from "@hookline/runtime";
+import { coalescedWarning } from "./coalesced-log.js";
 import type { RefusalListener } from "./grpc-unary.js";
-
-/** How often, at most, refused calls are logged: one line, then a count per window. */
-const WINDOW_MS = 60_000;
 
 /**
  * Logs calls refused from their headers (no token, an unknown one, a link used out of bounds), so
@@ -15,30 +13,9 @@ const WINDOW_MS = 60_000;
 export function logRefusals(
   log: Logger,
   /** Runs fn after ms (tests pass their own, to end windows when they choose). */
-  schedule: (fn: () => void, ms: number) => void = (fn, ms) => setTimeout(fn, ms).unref(),
+  schedule?: (fn: () => void, ms: number) => void,
 ): RefusalListener {
-  let windowOpen = false;
-  let more = 0;
-  let last: Record<string, unknown> = {};
-  const endWindow = () => {
-    if (more === 0) {
-      windowOpen = false;
-      return;
-    }
-    log.warn("more calls refused", { count: more, window_s: WINDOW_MS / 1000, last });
-    more = 0;
-    // Refusals kept coming: the next window counts too, rather than logging the next one alone.
-    schedule(endWindow, WINDOW_MS);
-  };
-  return (method, error, peer) => {
-    const call = { method, code: codeToString(error.code), reason: error.rawMessage, peer: peer ?? "" };
-    if (windowOpen) {
-      more += 1;
-      last = call;
-      return;
-    }
-    log.warn("call refused", call);
-    windowOpen = true;
-    schedule(endWindow, WINDOW_MS);
-  };
+  const warn = coalescedWarning(log, "call refused", "more calls refused", schedule);
+  return (method, error, peer) =>
+    warn({ method, code: codeToString(error.code), reason: error.rawMessage, peer: peer ?? "" });
 }

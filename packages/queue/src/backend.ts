@@ -23,6 +23,11 @@ interface BackendCommon {
   onReconnect(listener: () => void): void;
   /** Whether the backend answers now (a Redis that is reconnecting does not). */
   ping(): Promise<boolean>;
+  /**
+   * Whether the connection was lost and is being made again (Redis down, or unreachable): BullMQ's
+   * connection then holds every command until it is back. (One still opening at start is not.)
+   */
+  reconnecting(): boolean;
   close(): Promise<void>;
 }
 
@@ -81,6 +86,7 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
       onReconnect: (listener) => reconnectListeners.push(listener),
       // A client that is not "ready" would queue the PING until it reconnects.
       ping: async () => shared.status === "ready" && (await shared.ping()) === "PONG",
+      reconnecting: () => shared.status === "reconnecting",
       close: async () => {
         shared.disconnect();
       },
@@ -126,6 +132,8 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     // PostgreSQL keeps the queues' settings across restarts.
     connectionGeneration: () => 0,
     onReconnect: () => {},
+    // pg fails a query at once when it cannot connect: nothing waits for the database to return.
+    reconnecting: () => false,
     ping: async () => {
       await sharedPool.query("select 1");
       return true;

@@ -19,7 +19,13 @@ export {
 } from "./consumer.js";
 export { openQueueHandle, openWorker } from "./handles.js";
 export { rateWindow } from "./limits.js";
-export { DeliveryProducer, type EnqueueItem, type FedQueue, type ProducerOptions } from "./producer.js";
+export {
+  DeliveryProducer,
+  type EnqueueItem,
+  type FedQueue,
+  type ProducerOptions,
+  QueueUnavailableError,
+} from "./producer.js";
 export {
   type DeliveryJobData,
   type EndpointRef,

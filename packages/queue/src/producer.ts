@@ -30,6 +30,14 @@ export interface FedQueue {
   dueAt: number;
 }
 
+/**
+ * The queue could not take jobs now: it is unreachable, or did not answer in time. What the jobs
+ * point at is in the store, so the sweeper adds them once it is back.
+ */
+export class QueueUnavailableError extends Error {
+  override readonly name = "QueueUnavailableError";
+}
+
 export interface ProducerOptions {
   /** How often BullMQ retries a job whose processing threw (our infrastructure failed, not the endpoint). */
   infrastructureRetries?: number;
@@ -37,6 +45,8 @@ export interface ProducerOptions {
   onFed?: (fed: FedQueue[]) => void;
   /** Queue handles kept open; the least recently used beyond this are closed. */
   maxOpenQueues?: number;
+  /** How long enqueue waits for the queue to take the jobs before it fails (default 5 s). */
+  addTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -74,9 +84,29 @@ export class DeliveryProducer {
     this.adder = openMultiQueueAdder(backend, (name, fn) => this.using(name, fn));
   }
 
-  /** Adds the jobs; resolves once BullMQ holds them. */
+  /**
+   * Adds the jobs; resolves once BullMQ holds them, and fails with QueueUnavailableError when the
+   * queue is unreachable or has not taken them within addTimeoutMs. BullMQ's Redis connection
+   * holds a command until Redis is back (its workers need that), and an Emit whose deliveries
+   * were committed waited with it for the whole outage, answering nothing. A timed-out add may
+   * still land later: job ids make that harmless.
+   */
   enqueue(items: readonly EnqueueItem[]): Promise<void> {
-    return items.length === 0 ? Promise.resolve() : this.batcher.add(items);
+    if (items.length === 0) return Promise.resolve();
+    if (this.backend.reconnecting()) {
+      return Promise.reject(
+        new QueueUnavailableError("the queue is unreachable; its connection is reconnecting"),
+      );
+    }
+    const ms = this.options.addTimeoutMs ?? 5000;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new QueueUnavailableError(`the queue did not take the jobs within ${ms} ms`)),
+        ms,
+      );
+    });
+    return Promise.race([this.batcher.add(items), late]).finally(() => clearTimeout(timer));
   }
 
   private async addAll(items: readonly EnqueueItem[]): Promise<void> {

@@ -1,5 +1,12 @@
-import type { EnqueueItem } from "@hookline/queue";
+import { type EnqueueItem, QueueUnavailableError } from "@hookline/queue";
+import type { Logger } from "@hookline/runtime";
+import { coalescedWarning } from "../coalesced-log.js";
 import type { ApiDeps } from "../deps.js";
+
+type Warning = (fields: Record<string, unknown>) => void;
+// Per logger, so per api process: while the queue is down every call's add fails, and the log
+// gets the first of them and then a count a minute, not a line per call.
+const outageWarnings = new WeakMap<Logger, Warning>();
 
 /**
  * Adds the jobs for attempts the store has just committed. A failed add is logged, not answered:
@@ -13,10 +20,17 @@ export async function enqueueCommitted(
   items: EnqueueItem[],
   about: Record<string, string>,
 ): Promise<void> {
-  await deps.producer.enqueue(items).catch((error: unknown) =>
-    deps.log.warn("enqueue failed; the sweeper will retry", {
-      ...about,
-      error: error instanceof Error ? error.message : String(error),
-    }),
-  );
+  await deps.producer.enqueue(items).catch((error: unknown) => {
+    const fields = { ...about, error: error instanceof Error ? error.message : String(error) };
+    if (!(error instanceof QueueUnavailableError)) {
+      deps.log.warn("enqueue failed; the sweeper will retry", fields);
+      return;
+    }
+    let warn = outageWarnings.get(deps.log);
+    if (!warn) {
+      warn = coalescedWarning(deps.log, "enqueue failed; the sweeper will retry", "more enqueues failed");
+      outageWarnings.set(deps.log, warn);
+    }
+    warn(fields);
+  });
 }
