@@ -81,7 +81,7 @@ export class DeliveryProducer {
     readonly routing: QueueRouting,
     private readonly options: ProducerOptions = {},
   ) {
-    this.adder = openMultiQueueAdder(backend, (name, fn) => this.using(name, fn));
+    this.adder = openMultiQueueAdder(backend, (name, fn) => this.withHandle(name, fn));
   }
 
   /**
@@ -92,21 +92,30 @@ export class DeliveryProducer {
    * still land later: job ids make that harmless.
    */
   enqueue(items: readonly EnqueueItem[]): Promise<void> {
-    if (items.length === 0) return Promise.resolve();
+    return items.length === 0 ? Promise.resolve() : this.bounded(() => this.batcher.add(items), true);
+  }
+
+  /**
+   * The work, unless the queue is unreachable: QueueUnavailableError at once while the connection
+   * is reconnecting and, when timed, after addTimeoutMs without an answer (the work may still
+   * finish later; everything done through here is safe to do twice).
+   */
+  private bounded<T>(work: () => Promise<T>, timed: boolean): Promise<T> {
     if (this.backend.reconnecting()) {
       return Promise.reject(
         new QueueUnavailableError("the queue is unreachable; its connection is reconnecting"),
       );
     }
+    if (!timed) return work();
     const ms = this.options.addTimeoutMs ?? 5000;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(
-        () => reject(new QueueUnavailableError(`the queue did not take the jobs within ${ms} ms`)),
+        () => reject(new QueueUnavailableError(`the queue did not answer within ${ms} ms`)),
         ms,
       );
     });
-    return Promise.race([this.batcher.add(items), late]).finally(() => clearTimeout(timer));
+    return Promise.race([work(), late]).finally(() => clearTimeout(timer));
   }
 
   private async addAll(items: readonly EnqueueItem[]): Promise<void> {
@@ -201,7 +210,7 @@ export class DeliveryProducer {
    */
   async discard(endpoint: EndpointRef): Promise<void> {
     if (this.routing.lanes > 0) return;
-    await this.using(this.routing.queueOf(endpoint), (queue) => queue.obliterate({ force: true }));
+    await this.using(this.routing.queueOf(endpoint), (queue) => queue.obliterate({ force: true }), false);
   }
 
   async close(): Promise<void> {
@@ -210,8 +219,20 @@ export class DeliveryProducer {
     await Promise.allSettled([this.adder.close(), ...handles.map((h) => h.queue.close())]);
   }
 
+  /**
+   * Runs fn with the queue's handle, bounded as adds are (a GetEndpoint or an UpdateEndpoint does
+   * not wait for Redis to come back), except a queue's removal, which may rightly take long.
+   */
+  private using<T>(
+    name: string,
+    fn: (queue: Queue<DeliveryJobData>) => Promise<T>,
+    timed = true,
+  ): Promise<T> {
+    return this.bounded(() => this.withHandle(name, fn), timed);
+  }
+
   /** Runs fn with the queue's handle, which is not closed while in use. */
-  private async using<T>(name: string, fn: (queue: Queue<DeliveryJobData>) => Promise<T>): Promise<T> {
+  private async withHandle<T>(name: string, fn: (queue: Queue<DeliveryJobData>) => Promise<T>): Promise<T> {
     let handle = this.queues.get(name);
     if (handle) {
       this.queues.delete(name); // most recently used last: the oldest is closed first

@@ -91,6 +91,8 @@ test("while Redis is unreachable an enqueue fails at once, and within its timeou
     await reconnecting;
     started = performance.now();
     await assert.rejects(producer.enqueue([job(3)]), /unreachable/);
+    // What GetEndpoint reads from the queue: it answers without it rather than wait.
+    await assert.rejects(producer.currentLimit({ tenantId: "t", endpointId: "ep" }), QueueUnavailableError);
     assert.ok(performance.now() - started < 100, "no wait for a connection that is not there");
 
     const ready = once(queues.connection, "ready");
