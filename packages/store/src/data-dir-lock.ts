@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { link, mkdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -38,7 +39,9 @@ const held = new Set<string>();
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   const path = join(dataDir, LOCK_FILE);
   const mine = describeSelf();
-  const draft = `${path}.${process.pid}.${Date.now()}`;
+  // Unique to this call: two opens in one process in one millisecond shared a draft, and one's
+  // cleanup took it away from the other.
+  const draft = `${path}.${process.pid}.${randomUUID()}`;
   await writeFile(draft, mine, { mode: 0o600 });
   try {
     if (!(await placed(draft, path))) {
