@@ -1,6 +1,5 @@
 import { codeToString } from "@connectrpc/connect/protocol-connect";
-import type { Logger } from "@hookline/runtime";
-import { coalescedWarning } from "./coalesced-log.js";
+import { coalescedLog, type Logger } from "@hookline/runtime";
 import type { RefusalListener } from "./grpc-unary.js";
 
 /**
@@ -15,7 +14,12 @@ export function logRefusals(
   /** Runs fn after ms (tests pass their own, to end windows when they choose). */
   schedule?: (fn: () => void, ms: number) => void,
 ): RefusalListener {
-  const warn = coalescedWarning(log, "call refused", "more calls refused", schedule);
+  const warn = coalescedLog(
+    (message, fields) => log.warn(message, fields),
+    "call refused",
+    "more calls refused",
+    schedule,
+  );
   return (method, error, peer) =>
     warn({ method, code: codeToString(error.code), reason: error.rawMessage, peer: peer ?? "" });
 }

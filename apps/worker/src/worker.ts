@@ -3,7 +3,7 @@ import type { HttpClient, RetryPolicy } from "@hookline/delivery";
 import { type HooklineMetrics, statusClassOf } from "@hookline/metrics";
 import type { FedQueue, QueueBackend } from "@hookline/queue";
 import { DeliveryConsumer, type DeliveryProducer } from "@hookline/queue";
-import type { ChangeSignals, Logger } from "@hookline/runtime";
+import { type ChangeSignals, coalescedLog, type Logger } from "@hookline/runtime";
 import {
   type AttemptResult,
   cancelDeliveries,
@@ -76,6 +76,13 @@ const SWEEP_CONFIRM_AFTER_MS = 1000;
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const now = deps.now ?? Date.now;
   const log = deps.log ?? SILENT;
+  // While Redis is away every open queue fails on every turn: ~700 lines a minute, seen in an
+  // outage. The first is logged as it comes; the rest as a count a minute.
+  const queueError = coalescedLog(
+    (message, fields) => log.error(message, fields),
+    "queue error",
+    "more queue errors",
+  );
   // One load in flight, like the recorder: jobs that start meanwhile share the next one. Two in
   // flight made batches half as big for no gain on servers, and embedded (one PGlite session runs
   // every statement) delivered about 12% less.
@@ -140,7 +147,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       idleCloseMs: deps.idleCloseMs ?? 2000,
       turnMs: 2000,
       stalledAfterMs: deps.stalledAfterMs ?? 15_000,
-      onError: (error, queue) => log.error("queue error", { queue, error: error.message }),
+      onError: (error, queue) => queueError({ queue, error: error.message }),
       // Its attempt may already have reached the receiver: the receiver sees it twice (same
       // webhook-id), the attempt log once. Worth a line, since it explains a duplicate.
       onStalled: (jobId, queue) =>

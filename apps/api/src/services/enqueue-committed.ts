@@ -1,6 +1,5 @@
 import { type EnqueueItem, QueueUnavailableError } from "@hookline/queue";
-import type { Logger } from "@hookline/runtime";
-import { coalescedWarning } from "../coalesced-log.js";
+import { coalescedLog, type Logger } from "@hookline/runtime";
 import type { ApiDeps } from "../deps.js";
 
 type Warning = (fields: Record<string, unknown>) => void;
@@ -28,7 +27,12 @@ export async function enqueueCommitted(
     }
     let warn = outageWarnings.get(deps.log);
     if (!warn) {
-      warn = coalescedWarning(deps.log, "enqueue failed; the sweeper will retry", "more enqueues failed");
+      const log = deps.log;
+      warn = coalescedLog(
+        (message, fields) => log.warn(message, fields),
+        "enqueue failed; the sweeper will retry",
+        "more enqueues failed",
+      );
       outageWarnings.set(deps.log, warn);
     }
     warn(fields);

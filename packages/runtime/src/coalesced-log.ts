@@ -1,15 +1,14 @@
-import type { Logger } from "@hookline/runtime";
-
-/** How often, at most, a coalesced warning is logged: one line, then a count per window. */
+/** How often, at most, a coalesced line is logged: one line, then a count per window. */
 const WINDOW_MS = 60_000;
 
 /**
- * A warning that a flood must not turn into a flood of lines: the first of a quiet spell is
- * logged as it comes (`first`, with its fields), and those that follow within the window as one
- * line when it ends (`more`, with their count and the last one's fields).
+ * A log line that a flood must not turn into a flood of lines (a queue outage, a token guesser):
+ * the first of a quiet spell is written as it comes (`first`, with its fields), and those that
+ * follow within the window as one line when it ends (`more`, with their count and the last one's
+ * fields). `write` is the logger's method for the level, e.g. `(m, f) => log.warn(m, f)`.
  */
-export function coalescedWarning(
-  log: Logger,
+export function coalescedLog(
+  write: (message: string, fields: Record<string, unknown>) => void,
   first: string,
   more: string,
   /** Runs fn after ms (tests pass their own, to end windows when they choose). */
@@ -23,7 +22,7 @@ export function coalescedWarning(
       windowOpen = false;
       return;
     }
-    log.warn(more, { count, window_s: WINDOW_MS / 1000, last });
+    write(more, { count, window_s: WINDOW_MS / 1000, last });
     count = 0;
     // They kept coming: the next window counts too, rather than logging the next one alone.
     schedule(endWindow, WINDOW_MS);
@@ -34,7 +33,7 @@ export function coalescedWarning(
       last = fields;
       return;
     }
-    log.warn(first, fields);
+    write(first, fields);
     windowOpen = true;
     schedule(endWindow, WINDOW_MS);
   };
