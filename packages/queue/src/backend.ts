@@ -24,10 +24,11 @@ interface BackendCommon {
   /** Whether the backend answers now (a Redis that is reconnecting does not). */
   ping(): Promise<boolean>;
   /**
-   * Whether the connection was lost and is being made again (Redis down, or unreachable): BullMQ's
-   * connection then holds every command until it is back. (One still opening at start is not.)
+   * How long the connection has been lost and not yet made again (Redis down, or unreachable), in
+   * ms; 0 while connected (and while first opening). BullMQ's connection holds every command
+   * until it is back.
    */
-  reconnecting(): boolean;
+  lostForMs(): number;
   close(): Promise<void>;
 }
 
@@ -74,7 +75,12 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     shared.on("error", () => {}); // reconnects by itself; callers see failures on their commands
     let generation = 0;
     const reconnectListeners: (() => void)[] = [];
+    let lostAt: number | undefined;
+    shared.on("close", () => {
+      lostAt ??= Date.now();
+    });
     shared.on("ready", () => {
+      lostAt = undefined;
       generation += 1;
       if (generation > 1) for (const listener of reconnectListeners) listener();
     });
@@ -86,7 +92,7 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
       onReconnect: (listener) => reconnectListeners.push(listener),
       // A client that is not "ready" would queue the PING until it reconnects.
       ping: async () => shared.status === "ready" && (await shared.ping()) === "PONG",
-      reconnecting: () => shared.status === "reconnecting",
+      lostForMs: () => (lostAt === undefined ? 0 : Date.now() - lostAt),
       close: async () => {
         shared.disconnect();
       },
@@ -133,7 +139,7 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     connectionGeneration: () => 0,
     onReconnect: () => {},
     // pg fails a query at once when it cannot connect: nothing waits for the database to return.
-    reconnecting: () => false,
+    lostForMs: () => 0,
     ping: async () => {
       await sharedPool.query("select 1");
       return true;

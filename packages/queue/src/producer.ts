@@ -45,8 +45,10 @@ export interface ProducerOptions {
   onFed?: (fed: FedQueue[]) => void;
   /** Queue handles kept open; the least recently used beyond this are closed. */
   maxOpenQueues?: number;
-  /** How long enqueue waits for the queue to take the jobs before it fails (default 5 s). */
+  /** How long enqueue waits for Redis to take the jobs before it fails (default 5 s). */
   addTimeoutMs?: number;
+  /** How long Redis may be lost before calls fail at once instead of waiting (default 1 s). */
+  failFastAfterMs?: number;
   now?: () => number;
 }
 
@@ -96,17 +98,18 @@ export class DeliveryProducer {
   }
 
   /**
-   * The work, unless the queue is unreachable: QueueUnavailableError at once while the connection
-   * is reconnecting and, when timed, after addTimeoutMs without an answer (the work may still
-   * finish later; everything done through here is safe to do twice).
+   * The work, unless the queue is unreachable: QueueUnavailableError at once when the Redis
+   * connection has been lost for over failFastAfterMs (a blip is waited out), and, when timed,
+   * after addTimeoutMs without an answer; the work may still finish later, and everything done
+   * through here is safe to do twice. Only Redis is timed: BullMQ's PostgreSQL backend fails a
+   * query itself when it cannot connect, and on a busy embedded PGlite an add may rightly wait.
    */
   private bounded<T>(work: () => Promise<T>, timed: boolean): Promise<T> {
-    if (this.backend.reconnecting()) {
-      return Promise.reject(
-        new QueueUnavailableError("the queue is unreachable; its connection is reconnecting"),
-      );
+    const lostFor = this.backend.lostForMs();
+    if (lostFor > (this.options.failFastAfterMs ?? 1000)) {
+      return Promise.reject(new QueueUnavailableError(`the queue has been unreachable for ${lostFor} ms`));
     }
-    if (!timed) return work();
+    if (!timed || this.backend.kind !== "redis") return work();
     const ms = this.options.addTimeoutMs ?? 5000;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_resolve, reject) => {

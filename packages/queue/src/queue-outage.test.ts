@@ -55,6 +55,10 @@ async function relayTo(target: { host: string; port: number }) {
   };
 }
 
+/** The next time the connection emits this (events.once would reject on its connection errors). */
+const next = (queues: RedisBackend, event: "reconnecting" | "ready") =>
+  new Promise<void>((resolve) => queues.connection.once(event, () => resolve()));
+
 const job = (n: number) => ({
   tenantId: "t",
   endpointId: "ep",
@@ -62,7 +66,7 @@ const job = (n: number) => ({
   attemptNumber: 1,
 });
 
-test("while Redis is unreachable an enqueue fails at once, and within its timeout while Redis is silent", {
+test("an enqueue waits out a blip, fails at once once Redis has been away a while, and within its timeout while Redis is silent", {
   skip: settings.kind !== "servers" && "the embedded run has no Redis",
 }, async () => {
   const backend = await createTestBackend(settings);
@@ -73,9 +77,9 @@ test("while Redis is unreachable an enqueue fails at once, and within its timeou
     redis: { ...redis, host: "127.0.0.1", port: relay.port },
     prefix: backend.prefix,
   })) as RedisBackend;
-  const producer = new DeliveryProducer(queues, new QueueRouting(0, { maxInFlight: 2 }), {
-    addTimeoutMs: 300,
-  });
+  const routing = new QueueRouting(0, { maxInFlight: 2 });
+  const producer = new DeliveryProducer(queues, routing, { addTimeoutMs: 300, failFastAfterMs: 20 });
+  const patient = new DeliveryProducer(queues, routing);
   try {
     await producer.enqueue([job(1)]);
 
@@ -86,21 +90,34 @@ test("while Redis is unreachable an enqueue fails at once, and within its timeou
     // Before, the add waited for Redis to answer again, however long that took.
     assert.ok(silentFor >= 290 && silentFor < 2000, `gave up after ${Math.round(silentFor)} ms`);
 
-    const reconnecting = once(queues.connection, "reconnecting");
+    // A blip: an add made while Redis is away for a moment lands once it is back.
+    let reconnecting = next(queues, "reconnecting");
     await relay.goDown();
     await reconnecting;
+    const duringBlip = patient.enqueue([job(5)]);
+    let ready = next(queues, "ready");
+    await relay.comeBack();
+    await ready;
+    await duringBlip;
+
+    // Away for longer than failFastAfterMs (20 ms; ioredis's second try is 50 ms after its first).
+    reconnecting = next(queues, "reconnecting");
+    await relay.goDown();
+    await reconnecting;
+    await next(queues, "reconnecting");
     started = performance.now();
     await assert.rejects(producer.enqueue([job(3)]), /unreachable/);
     // What GetEndpoint reads from the queue: it answers without it rather than wait.
     await assert.rejects(producer.currentLimit({ tenantId: "t", endpointId: "ep" }), QueueUnavailableError);
     assert.ok(performance.now() - started < 100, "no wait for a connection that is not there");
 
-    const ready = once(queues.connection, "ready");
+    ready = next(queues, "ready");
     await relay.comeBack();
     await ready;
     await producer.enqueue([job(4)]);
   } finally {
     await producer.close();
+    await patient.close();
     await queues.close();
     await relay.close();
     await backend.dispose();

@@ -53,10 +53,11 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
         );
       }
     }
+    // At once: another open in this process must not find its own pid there and call it stale.
+    held.add(path);
   } finally {
     await rm(draft, { force: true });
   }
-  held.add(path);
   let released: Promise<void> | undefined;
   return {
     release() {
