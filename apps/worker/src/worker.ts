@@ -96,14 +96,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     if (deps.metrics) countRecorded(deps.metrics, results, ids);
     return ids;
   });
+  // In an outage every retry's add fails: the first is logged, the rest counted once a minute.
+  const deferredWriteFailed = coalescedLog(
+    (message, fields) => log.warn(message, fields),
+    "writes after an attempt failed; the sweeper puts the delivery back on its queue",
+    "more writes after attempts failed",
+  );
   const deferred = new DeferredWrites({
     max: DEFERRED_WRITES_MAX,
     inlineAfterFailureMs: INLINE_AFTER_FAILURE_MS,
-    onError: (error, job) =>
-      log.warn("writes after an attempt failed; the sweeper puts the delivery back on its queue", {
-        ...job,
-        error: error.message,
-      }),
+    onError: (error, job) => deferredWriteFailed({ ...job, error: error.message }),
     now,
   });
   // The limits learn from the consumer's attempts and hand it their changes (it is built next).
