@@ -67,7 +67,9 @@ export function createDnsLookup(options: DnsLookupOptions): LookupAll {
     const [v4, v6] = await within(
       dnsDeadlineMs,
       addressesOfBothFamilies(resolver.resolve4(hostname), resolver.resolve6(hostname), aaaaGraceMs),
-      () => dnsError(hostname, "ETIMEOUT"),
+      () => {
+        throw dnsError(hostname, "ETIMEOUT");
+      },
     );
     const addresses: LookupAddress[] = [];
     if (v4.status === "fulfilled") for (const address of v4.value) addresses.push({ address, family: 4 });
@@ -108,25 +110,23 @@ async function addressesOfBothFamilies(
   const v6 = settled(v6Query);
   const v4 = await settled(v4Query);
   if (v4.status === "rejected" || v4.value.length === 0) return [v4, await v6];
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Settled>((resolve) => {
-    timer = setTimeout(() => resolve(LATE), graceMs);
-  });
-  try {
-    return [v4, await Promise.race([v6, late])];
-  } finally {
-    clearTimeout(timer);
-  }
+  return [v4, await within(graceMs, v6, () => LATE)];
 }
 
-/** The promise's outcome, or the error made by late() if it has none within ms. */
-async function within<T>(ms: number, promise: Promise<T>, late: () => Error): Promise<T> {
+/** The promise's outcome or, if it has none within ms, onLate's (what it returns or throws). */
+async function within<T>(ms: number, promise: Promise<T>, onLate: () => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(late()), ms);
+  const late = new Promise<T>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(onLate());
+      } catch (error) {
+        reject(error);
+      }
+    }, ms);
   });
   try {
-    return await Promise.race([promise, timeout]);
+    return await Promise.race([promise, late]);
   } finally {
     clearTimeout(timer);
   }
