@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { loadConfig } from "@hookline/config";
-import { Health, HealthCheckResponse_ServingStatus as Status } from "@hookline/contracts";
+import { EmitService, Health, HealthCheckResponse_ServingStatus as Status } from "@hookline/contracts";
 import { createLogger, type Infrastructure, openInfrastructure } from "@hookline/runtime";
 import { connectStore, type StoreConnection } from "@hookline/store";
 import {
@@ -19,6 +19,8 @@ import { type ApiServer, startApiFromConfig } from "./compose.js";
 import { PROTO_DIR } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
+// The api's store timeout (HOOKLINE_DATABASE_TIMEOUT) in these tests.
+const STORE_TIMEOUT_MS = 1000;
 
 describe("grpc.health.v1.Health follows the store", () => {
   let backend: TestBackend;
@@ -27,6 +29,7 @@ describe("grpc.health.v1.Health follows the store", () => {
   let store: StoreConnection;
   let api: ApiServer;
   let health: ReturnType<typeof createClient<typeof Health>>;
+  let emits: ReturnType<typeof createClient<typeof EmitService>>;
 
   // The api reaches the store only through the proxy; on the embedded backend the proxy sits in
   // front of the loopback port that serves the in-process PGlite.
@@ -39,10 +42,12 @@ describe("grpc.health.v1.Health follows the store", () => {
     proxy = through.proxy;
     store = await connectStore(
       { databaseUrl: String(through.config.connectionString) },
-      { onError: () => {} },
+      { timeoutMs: STORE_TIMEOUT_MS, onError: () => {} },
     );
     api = await startApiFromConfig(config, { ...infra, store }, log);
-    health = createClient(Health, createGrpcTransport({ baseUrl: `http://127.0.0.1:${api.port}` }));
+    const transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${api.port}` });
+    health = createClient(Health, transport);
+    emits = createClient(EmitService, transport);
   });
   after(async () => {
     await api?.close();
@@ -142,6 +147,36 @@ describe("grpc.health.v1.Health follows the store", () => {
     watching.abort();
     await watched;
     assert.deepEqual(seen, ["SERVING", "NOT_SERVING", "SERVING"]);
+  });
+
+  test("while the database answers nothing, Emit answers UNAVAILABLE within the store timeout and Health NOT_SERVING; both recover", {
+    timeout: 30_000,
+  }, async () => {
+    const emit = (eventId: string) =>
+      emits.emit(
+        { tenantId: "t-frozen", eventId, eventType: "order.paid", dataJson: "{}" },
+        { timeoutMs: 20_000 },
+      );
+    await emit("before");
+    proxy.freeze();
+    try {
+      const started = performance.now();
+      const refused = await emit("during").then(
+        () => assert.fail("the Emit was answered"),
+        (error: unknown) => ConnectError.from(error),
+      );
+      const ms = performance.now() - started;
+      assert.equal(Code[refused.code], "Unavailable", refused.message);
+      assert.match(refused.message, /the database is unavailable; try again/);
+      // The statement's timeout and one more second, then at most the connect timeout of a retry.
+      assert.ok(ms < STORE_TIMEOUT_MS * 4, `answered after ${Math.round(ms)} ms`);
+      await eventually("hookline.v1.EmitService", Status.NOT_SERVING);
+    } finally {
+      proxy.thaw();
+    }
+    await eventually("hookline.v1.EmitService", Status.SERVING);
+    const again = await emit("during");
+    assert.equal(again.eventId, "during");
   });
 
   test("Watch on an unknown service answers SERVICE_UNKNOWN and stays open", async () => {

@@ -169,6 +169,8 @@ test("limits have sane defaults and bad values name their variable", () => {
     maxHeaderBytes: 16_384,
   });
   assert.deepEqual(config.streams, { perToken: 20, total: 200 });
+  assert.equal(config.databaseTimeoutMs, 30_000);
+  assert.equal(loadConfig({ HOOKLINE_DATABASE_TIMEOUT: "2s" }).databaseTimeoutMs, 2000);
   assert.equal(loadConfig({ HOOKLINE_MAX_ENDPOINTS_PER_TENANT: "10000" }).maxEndpointsPerTenant, 10_000);
   assert.throws(
     () =>
@@ -182,6 +184,8 @@ test("limits have sane defaults and bad values name their variable", () => {
         HOOKLINE_WATCH_POLL_INTERVAL: "1ms",
         HOOKLINE_RETENTION: "0s",
         HOOKLINE_DISABLE_AFTER: "0ms",
+        // A timeout shorter than a round trip would fail every statement.
+        HOOKLINE_DATABASE_TIMEOUT: "5ms",
       }),
     (error: unknown) => {
       assert.ok(error instanceof ConfigError);
@@ -194,6 +198,7 @@ test("limits have sane defaults and bad values name their variable", () => {
         "HOOKLINE_WATCH_POLL_INTERVAL",
         "HOOKLINE_RETENTION",
         "HOOKLINE_DISABLE_AFTER",
+        "HOOKLINE_DATABASE_TIMEOUT",
       ]) {
         assert.ok(error.message.includes(name), `${name} is named`);
       }

@@ -6,6 +6,13 @@ import { parseRedisUrl, type RedisOptions } from "./redis-url.js";
 export interface HooklineConfig {
   /** Real PostgreSQL; undefined means embedded PGlite under dataDir. */
   databaseUrl: string | undefined;
+  /**
+   * HOOKLINE_DATABASE_TIMEOUT, with DATABASE_URL: the longest a store statement may run, and a
+   * connection attempt take (at most 10 s of it), before the call fails UNAVAILABLE and the
+   * connection is replaced. It bounds the wait on a PostgreSQL that stopped answering (a failover,
+   * a partition), which TCP alone would leave hanging for many minutes.
+   */
+  databaseTimeoutMs: number;
   /** Redis for BullMQ; undefined means BullMQ's PostgreSQL backend on the store's database. */
   redis: RedisOptions | undefined;
   dataDir: string;
@@ -195,6 +202,11 @@ export function loadConfig(env: Env): HooklineConfig {
 
   const config: HooklineConfig = {
     databaseUrl,
+    databaseTimeoutMs: read("HOOKLINE_DATABASE_TIMEOUT", "30s", (text) => {
+      const ms = duration(text);
+      if (ms < 100) throw new Error("must be at least 100ms");
+      return ms;
+    }),
     redis,
     dataDir: read("HOOKLINE_DATA_DIR", "./.hookline", (text) => text),
     api,

@@ -31,7 +31,10 @@ export function workerQueuesOf(config: HooklineConfig): number {
 export async function openInfrastructure(config: HooklineConfig, log: Logger): Promise<Infrastructure> {
   const store = await connectStore(
     config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir },
-    { onError: (error) => log.warn("database connection error", { error: error.message }) },
+    {
+      timeoutMs: config.databaseTimeoutMs,
+      onError: (error) => log.warn("database connection error", { error: error.message }),
+    },
   );
   try {
     const queueBackend = await openQueueBackend(

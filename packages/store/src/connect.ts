@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { type DataDirLock, lockDataDir } from "./data-dir-lock.js";
+import { boundedConnecting, boundedReading, timeoutAwarePool } from "./database-timeouts.js";
 import { type EngineThread, startEngineThread } from "./embedded-engine-thread.js";
 import { migrate } from "./migrations.js";
 import { type Database, STORE_SCHEMA } from "./schema.js";
@@ -25,6 +26,11 @@ export interface StoreConnection {
 
 export interface ConnectOptions {
   poolSize?: number;
+  /**
+   * A real PostgreSQL only: the longest a statement may run, and a connection attempt take (at
+   * most 10 s of it), before the call fails with DatabaseTimeoutError. Default 30 s.
+   */
+  timeoutMs?: number;
   /** Called with pool errors (a dropped idle connection) and, embedded, the loss of the engine thread, instead of crashing the process. */
   onError?: (error: Error) => void;
 }
@@ -35,34 +41,56 @@ export async function connectStore(
   options: ConnectOptions = {},
 ): Promise<StoreConnection> {
   if ("databaseUrl" in location) {
-    return open({ connectionString: location.databaseUrl }, false, options, async () => {});
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const pgConfig = { connectionString: location.databaseUrl, ...boundedConnecting(timeoutMs) };
+    return open(pgConfig, { timeoutMs }, options, async () => {});
   }
   const embedded = await startEmbedded(location.dataDir, (error) => options.onError?.(error));
   try {
-    return await open(embedded.pgConfig, true, options, embedded.stop);
+    return await open(embedded.pgConfig, "embedded", options, embedded.stop);
   } catch (error) {
     await embedded.stop();
     throw error;
   }
 }
 
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * Opens the pool and migrates. Embedded PGlite is this process's own thread on a local socket,
+ * with no network between to fail; its statements wait their turn on one session under load, and
+ * are not timed.
+ */
 async function open(
   pgConfig: pg.ClientConfig,
-  embedded: boolean,
+  kind: "embedded" | { timeoutMs: number },
   options: ConnectOptions,
   stopServer: () => Promise<void>,
 ): Promise<StoreConnection> {
-  const pool = new pg.Pool({ ...pgConfig, max: options.poolSize ?? (embedded ? 4 : 10) });
+  const embedded = kind === "embedded";
+  // Migrations may rightly run for minutes (an index over a large table): never on the timed pool.
+  if (!embedded) await migrateOnce(pgConfig, options);
+  const pool = new pg.Pool({
+    ...pgConfig,
+    ...(embedded ? {} : boundedReading(kind.timeoutMs)),
+    max: options.poolSize ?? (embedded ? 4 : 10),
+  });
   pool.on("error", (error) => options.onError?.(error));
   // pg-pool listens for errors only on idle clients; one checked out (mid-transaction) when the
   // server goes away would otherwise throw an unhandled 'error' and kill the process.
   pool.on("connect", (client) => client.on("error", (error) => options.onError?.(error)));
-  const root = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  try {
-    await migrate(root as unknown as Kysely<unknown>);
-  } catch (error) {
-    await root.destroy();
-    throw error;
+  const root = new Kysely<Database>({
+    dialect: embedded
+      ? new PostgresDialect({ pool })
+      : new PostgresDialect({ pool: timeoutAwarePool(pool, kind.timeoutMs) }),
+  });
+  if (embedded) {
+    try {
+      await migrate(root as unknown as Kysely<unknown>);
+    } catch (error) {
+      await root.destroy();
+      throw error;
+    }
   }
   let closed: Promise<void> | undefined;
   return {
@@ -74,6 +102,18 @@ async function open(
       return closed;
     },
   };
+}
+
+/** Runs the migrations on a connection of their own, closed when they are done. */
+async function migrateOnce(pgConfig: pg.ClientConfig, options: ConnectOptions): Promise<void> {
+  const pool = new pg.Pool({ ...pgConfig, max: 1 });
+  pool.on("error", (error) => options.onError?.(error));
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrate(db);
+  } finally {
+    await db.destroy();
+  }
 }
 
 // pg reaches a Unix socket as <host>/.s.PGSQL.<port>, like libpq.

@@ -1,3 +1,5 @@
+import { DatabaseTimeoutError } from "./database-timeouts.js";
+
 /** A row the caller named does not exist. */
 export class NotFoundError extends Error {
   constructor(readonly what: string) {
@@ -44,6 +46,8 @@ export class MigrationLockTimeoutError extends Error {
 }
 
 const CONNECTION_CODES = new Set([
+  // query_canceled: the server's statement_timeout, what a database too busy to answer in time gives.
+  "57014",
   "ECONNREFUSED",
   "ECONNRESET",
   "EPIPE",
@@ -53,8 +57,9 @@ const CONNECTION_CODES = new Set([
   "57P03",
 ]);
 
-/** True for errors that mean "could not talk to the database", not "the query was wrong". */
+/** True for errors that mean "could not talk to the database (in time)", not "the query was wrong". */
 export function isConnectionError(error: unknown): boolean {
+  if (error instanceof DatabaseTimeoutError) return true;
   if (typeof error !== "object" || error === null) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("08"))) return true;

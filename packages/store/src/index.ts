@@ -10,6 +10,7 @@ export {
 } from "./attempts.js";
 export { connectStore, type StoreConnection, type StoreDb } from "./connect.js";
 export { DataDirInUseError } from "./data-dir-lock.js";
+export { DatabaseTimeoutError } from "./database-timeouts.js";
 export {
   cancelDeliveries,
   type DeliveryFilter,

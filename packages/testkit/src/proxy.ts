@@ -4,7 +4,9 @@ import type pg from "pg";
 
 /**
  * A TCP relay a test can cut and restore, as a network failure or a server going away would: in
- * front of the api (a client's stream drops) or of the database (a process loses its store).
+ * front of the api (a client's stream drops) or of the database (a process loses its store). It
+ * can also freeze, as a partition or a host that died without closing anything would: connections
+ * stay open and nothing reaches either side until it thaws.
  */
 export interface CuttableProxy {
   /** host:port to connect to instead of the target. */
@@ -13,6 +15,10 @@ export interface CuttableProxy {
   /** Destroys every open connection and refuses new ones until restore(). */
   cut(): void;
   restore(): void;
+  /** Holds every byte in either direction, on open connections and new ones, until thaw(). */
+  freeze(): void;
+  /** Delivers what freeze() held, in order, and relays again. */
+  thaw(): void;
   close(): Promise<void>;
 }
 
@@ -21,20 +27,32 @@ export async function startCuttableProxy(target: string): Promise<CuttableProxy>
   const [host = "127.0.0.1", port = "0"] = target.split(":");
   const connect = () => (target.startsWith("/") ? net.connect(target) : net.connect(Number(port), host));
   const sockets = new Set<net.Socket>();
+  // What freeze() holds: bytes, and the closing of one side (a partition hides that too).
+  const held: { to: net.Socket; chunk?: Buffer }[] = [];
   let cut = false;
+  let frozen = false;
   const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
+  };
+  const relay = (from: net.Socket, to: net.Socket) => {
+    from.on("data", (chunk: Buffer) => {
+      if (frozen) held.push({ to, chunk });
+      else to.write(chunk);
+    });
+    from.on("close", () => {
+      if (frozen) held.push({ to });
+      else to.destroy();
+    });
   };
   const server = net.createServer((client) => {
     track(client);
     if (cut) return void client.destroy();
     const upstream = connect();
     track(upstream);
-    client.pipe(upstream).pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
+    relay(client, upstream);
+    relay(upstream, client);
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -44,10 +62,22 @@ export async function startCuttableProxy(target: string): Promise<CuttableProxy>
     port: own,
     cut() {
       cut = true;
+      held.length = 0;
       for (const socket of sockets) socket.destroy();
     },
     restore() {
       cut = false;
+    },
+    freeze() {
+      frozen = true;
+    },
+    thaw() {
+      frozen = false;
+      for (const { to, chunk } of held.splice(0)) {
+        if (to.destroyed) continue;
+        if (chunk) to.write(chunk);
+        else to.destroy();
+      }
     },
     async close() {
       for (const socket of sockets) socket.destroy();

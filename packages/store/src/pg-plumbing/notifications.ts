@@ -15,12 +15,17 @@ export interface Listener {
  * Listens on a channel with a dedicated connection, reconnecting after it drops, for as long as it
  * takes (backing off to 5 s between tries). Cross-process signalling on a real PostgreSQL;
  * embedded PGlite (one process) signals in process instead.
+ *
+ * A listening connection only reads, so it would never notice a server that stopped answering
+ * (a failover to another host): every heartbeatMs it asks for an answer within heartbeatMs, and
+ * reconnects when none comes.
  */
 export async function listen(
   pgConfig: pg.ClientConfig,
   channel: string,
   onMessage: (payload: string) => void,
   onError: (error: Error) => void = () => {},
+  heartbeatMs = HEARTBEAT_MS,
 ): Promise<Listener> {
   let client: pg.Client | undefined;
   let closed = false;
@@ -40,12 +45,15 @@ export async function listen(
   };
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client(pgConfig);
+    // Only LISTEN and the heartbeat run on it: each must be answered within heartbeatMs.
+    const next = new pg.Client({ ...pgConfig, query_timeout: heartbeatMs });
     let live = false;
+    let heartbeat: NodeJS.Timeout | undefined;
     const dropped = (error?: Error) => {
       if (error) onError(error);
       if (!live) return; // a failed connect rejects below; its caller decides what follows
       live = false;
+      clearInterval(heartbeat);
       if (client === next) client = undefined;
       next.end().catch(() => {});
       reconnectLater();
@@ -68,6 +76,12 @@ export async function listen(
     }
     live = true;
     client = next;
+    heartbeat = setInterval(() => {
+      next.query("select 1").catch((error: Error) => {
+        if (live) dropped(new Error(`no answer to a heartbeat: ${error.message}`));
+      });
+    }, heartbeatMs);
+    heartbeat.unref();
     backoffMs = RETRY_MIN_MS;
     // A reconnect may have missed signals: say so, and let the caller re-check.
     onMessage("");
@@ -85,5 +99,6 @@ export async function listen(
   };
 }
 
+const HEARTBEAT_MS = 10_000;
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 5000;
