@@ -124,6 +124,22 @@ const TABLE: Row[] = [
     "created_until",
   ),
   invalid(
+    "created_until not later than created_from (swapped bounds)",
+    "ListDeliveries",
+    { tenant_id: T, created_from: { seconds: "2000000000" }, created_until: { seconds: "1000000000" } },
+    "created_until",
+  ),
+  invalid(
+    "created_until equal to created_from (an empty window)",
+    "ListDeliveries",
+    {
+      tenant_id: T,
+      created_from: { seconds: "2000000000", nanos: 5 },
+      created_until: { seconds: "2000000000", nanos: 5 },
+    },
+    "created_until",
+  ),
+  invalid(
     "grace_period with negative nanos",
     "RotateEndpointSecret",
     { tenant_id: T, id: "taken", grace_period: { seconds: "1", nanos: -5 } },

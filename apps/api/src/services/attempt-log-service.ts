@@ -1,3 +1,4 @@
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
 import {
@@ -38,8 +39,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
           endpointId: optionalId("endpoint_id", endpointFor(ctx, req.endpointId)),
           ...(status && { status }),
           ...(req.eventType !== "" && { eventType: requireEventType("event_type", req.eventType) }),
-          ...createdFromFor(ctx, req.createdFrom && timestamp("created_from", req.createdFrom)),
-          ...(req.createdUntil && { createdUntil: timestamp("created_until", req.createdUntil) }),
+          ...createdRange(ctx, req.createdFrom, req.createdUntil),
         },
         pageSize("page_size", req.pageSize),
         req.pageToken,
@@ -116,10 +116,28 @@ async function whyNotReopened(deps: ApiDeps, tenantId: string, deliveryId: strin
   return `delivery "${deliveryId}" was for endpoint "${current.endpointId}", which was deleted: there is nowhere to send it`;
 }
 
-/** created_from as asked, raised for a portal link to its endpoint's creation. */
-function createdFromFor(ctx: HandlerContext, asked: Date | undefined): { createdFrom?: Date } {
+/**
+ * created_from and created_until as asked, created_from raised for a portal link to its endpoint's
+ * creation. A window that ends where it starts, or before, is a caller's mistake (swapped bounds),
+ * not a question whose answer is "nothing".
+ */
+function createdRange(
+  ctx: HandlerContext,
+  from: Timestamp | undefined,
+  until: Timestamp | undefined,
+): { createdFrom?: Date; createdUntil?: Date } {
+  const asked = from && timestamp("created_from", from);
+  const createdUntil = until && timestamp("created_until", until);
+  // Compared as sent: Dates keep milliseconds, and a window of a few nanoseconds is a window.
+  if (
+    from &&
+    until &&
+    (until.seconds < from.seconds || (until.seconds === from.seconds && until.nanos <= from.nanos))
+  ) {
+    throw new InvalidArgumentError("created_until", "must be later than created_from");
+  }
   const since = linkSince(ctx);
   const createdFrom =
     asked && since ? new Date(Math.max(asked.getTime(), since.getTime())) : (asked ?? since);
-  return createdFrom ? { createdFrom } : {};
+  return { ...(createdFrom && { createdFrom }), ...(createdUntil && { createdUntil }) };
 }

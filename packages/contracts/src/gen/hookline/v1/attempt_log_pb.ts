@@ -69,7 +69,8 @@ export type ListDeliveriesRequest = Message<"hookline.v1.ListDeliveriesRequest">
   createdFrom?: Timestamp | undefined;
 
   /**
-   * Only deliveries created before this time.
+   * Only deliveries created before this time. With created_from, it must be later than
+   * created_from (INVALID_ARGUMENT otherwise).
    *
    * @generated from field: google.protobuf.Timestamp created_until = 9;
    */
