@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Database } from "./schema.js";
 
 /**
@@ -26,30 +26,65 @@ export async function disableFailingEndpoints(
  * lock is held long. Pending deliveries (and their events) are kept. Returns rows deleted.
  */
 export async function purgeOlderThan(db: Kysely<Database>, cutoff: Date, batchSize = 1000): Promise<number> {
-  let total = 0;
-  const batches = [
+  let total = await purgeInBatches(
     sql<{ n: number }>`with gone as (delete from hookline.attempts where id in (
         select id from hookline.attempts where started_at < ${cutoff} limit ${batchSize}) returning 1)
       select count(*)::int as n from gone`,
-    sql<{ n: number }>`with gone as (delete from hookline.deliveries where id in (
-        select id from hookline.deliveries where created_at < ${cutoff} and status <> 'pending' limit ${batchSize})
-        returning 1)
-      select count(*)::int as n from gone`,
+    db,
+    batchSize,
+  );
+  total += await purgeDeliveries(db, cutoff, batchSize);
+  total += await purgeInBatches(
     sql<{ n: number }>`with gone as (delete from hookline.events e where (e.tenant_id, e.id) in (
         select ev.tenant_id, ev.id from hookline.events ev where ev.created_at < ${cutoff}
           and not exists (select 1 from hookline.deliveries d where d.tenant_id = ev.tenant_id and d.event_id = ev.id)
         limit ${batchSize}) returning 1)
       select count(*)::int as n from gone`,
-  ];
-  for (const statement of batches) {
-    for (;;) {
-      const { rows } = await statement.execute(db);
-      const n = rows[0]?.n ?? 0;
-      total += n;
-      if (n < batchSize) break;
-    }
-  }
+    db,
+    batchSize,
+  );
   return total;
+}
+
+async function purgeInBatches(
+  statement: RawBuilder<{ n: number }>,
+  db: Kysely<Database>,
+  batchSize: number,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { rows } = await statement.execute(db);
+    const n = rows[0]?.n ?? 0;
+    total += n;
+    if (n < batchSize) return total;
+  }
+}
+
+/**
+ * Final deliveries older than cutoff, found through their events in creation order: deliveries
+ * has no index on created_at, and filtering on it there read the whole table, every run, for the
+ * last batch (a statement that outgrows the store timeout on a large table). A delivery is written
+ * by its event's statement with the event's created_at, so the events' index finds them exactly.
+ * Each batch goes on from the last one's time (events written together share it).
+ */
+async function purgeDeliveries(db: Kysely<Database>, cutoff: Date, batchSize: number): Promise<number> {
+  let after = new Date(0);
+  let total = 0;
+  for (;;) {
+    const { rows } = await sql<{ n: number; last: Date | null }>`with gone as (
+        delete from hookline.deliveries where id in (
+          select d.id from hookline.events ev
+            join hookline.deliveries d on d.tenant_id = ev.tenant_id and d.event_id = ev.id
+           where ev.created_at >= ${after} and ev.created_at < ${cutoff} and d.status <> 'pending'
+           order by ev.created_at limit ${batchSize})
+        returning created_at)
+      select count(*)::int as n, max(created_at) as last from gone`.execute(db);
+    const n = rows[0]?.n ?? 0;
+    total += n;
+    const last = rows[0]?.last;
+    if (n < batchSize || !last) return total;
+    after = last;
+  }
 }
 
 /**
