@@ -171,6 +171,11 @@ test("limits have sane defaults and bad values name their variable", () => {
   assert.deepEqual(config.streams, { perToken: 20, total: 200 });
   assert.equal(config.databaseTimeoutMs, 30_000);
   assert.equal(loadConfig({ HOOKLINE_DATABASE_TIMEOUT: "2s" }).databaseTimeoutMs, 2000);
+  // Past about 24.8 days PostgreSQL refuses the statement timeout, and every store call failed.
+  assert.throws(
+    () => loadConfig({ HOOKLINE_DATABASE_TIMEOUT: "25d" }),
+    /HOOKLINE_DATABASE_TIMEOUT must be from 100ms to 1d/,
+  );
   assert.equal(loadConfig({ HOOKLINE_MAX_ENDPOINTS_PER_TENANT: "10000" }).maxEndpointsPerTenant, 10_000);
   assert.throws(
     () =>

@@ -2,6 +2,8 @@ import { isIP } from "node:net";
 import { parseDuration, parseDurationList } from "./duration.js";
 import { parseRedisUrl, type RedisOptions } from "./redis-url.js";
 
+const DAY_MS = 86_400_000;
+
 /** Everything Hookline's processes read from their environment, parsed and validated once. */
 export interface HooklineConfig {
   /** Real PostgreSQL; undefined means embedded PGlite under dataDir. */
@@ -204,7 +206,8 @@ export function loadConfig(env: Env): HooklineConfig {
     databaseUrl,
     databaseTimeoutMs: read("HOOKLINE_DATABASE_TIMEOUT", "30s", (text) => {
       const ms = duration(text);
-      if (ms < 100) throw new Error("must be at least 100ms");
+      // PostgreSQL's statement_timeout and Node's timers both end near 24.8 days.
+      if (ms < 100 || ms > DAY_MS) throw new Error("must be from 100ms to 1d");
       return ms;
     }),
     redis,

@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { type DataDirLock, lockDataDir } from "./data-dir-lock.js";
-import { boundedConnecting, boundedReading, timeoutAwarePool } from "./database-timeouts.js";
+import { boundedPool, KEEPALIVE, timeoutAwarePool } from "./database-timeouts.js";
 import { type EngineThread, startEngineThread } from "./embedded-engine-thread.js";
 import { migrate } from "./migrations.js";
 import { type Database, STORE_SCHEMA } from "./schema.js";
@@ -42,7 +42,7 @@ export async function connectStore(
 ): Promise<StoreConnection> {
   if ("databaseUrl" in location) {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const pgConfig = { connectionString: location.databaseUrl, ...boundedConnecting(timeoutMs) };
+    const pgConfig = { connectionString: location.databaseUrl, ...KEEPALIVE };
     return open(pgConfig, { timeoutMs }, options, async () => {});
   }
   const embedded = await startEmbedded(location.dataDir, (error) => options.onError?.(error));
@@ -72,7 +72,7 @@ async function open(
   if (!embedded) await migrateOnce(pgConfig, options);
   const pool = new pg.Pool({
     ...pgConfig,
-    ...(embedded ? {} : boundedReading(kind.timeoutMs)),
+    ...(embedded ? {} : boundedPool(kind.timeoutMs)),
     max: options.poolSize ?? (embedded ? 4 : 10),
   });
   pool.on("error", (error) => options.onError?.(error));

@@ -7,7 +7,7 @@ import { listen } from "./pg-plumbing/index.js";
 import { openTestStore } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
-const TIMEOUT_MS = 300;
+const TIMEOUT_MS = 1000;
 // Without the timeouts, these calls wait for TCP (minutes): fail instead.
 const UNLESS_STUCK = { timeout: 15_000 };
 
@@ -55,14 +55,17 @@ describe("a database that stops answering", {
       try {
         const sent = await timedOut(sql`select 1`.execute(through.db));
         assert.ok(sent.error instanceof DatabaseTimeoutError, String(sent.error));
-        assert.match(sent.error.message, /did not answer within 1300 ms/);
+        assert.match(sent.error.message, /did not answer within 2000 ms/);
         assert.ok(isConnectionError(sent.error), "the api answers it UNAVAILABLE");
-        assert.ok(sent.ms >= 1200 && sent.ms < 5000, `gave up after ${Math.round(sent.ms)} ms`);
+        assert.ok(sent.ms >= 1900 && sent.ms < 6000, `gave up after ${Math.round(sent.ms)} ms`);
         // That connection still owes an answer: it left the pool, and the next call connects afresh.
         const connecting = await timedOut(sql`select 1`.execute(through.db));
         assert.ok(connecting.error instanceof DatabaseTimeoutError, String(connecting.error));
-        assert.match(connecting.error.message, /no connection to the database within 300 ms/);
-        assert.ok(connecting.ms < 3000, `gave up after ${Math.round(connecting.ms)} ms`);
+        assert.match(
+          connecting.error.message,
+          /no database connection opened, or free in the pool, within 1000 ms/,
+        );
+        assert.ok(connecting.ms < 4000, `gave up after ${Math.round(connecting.ms)} ms`);
       } finally {
         proxy.thaw();
       }
@@ -82,7 +85,7 @@ describe("a database that stops answering", {
       assert.equal((slow.error as { code?: string }).code, "57014", String(slow.error));
       assert.ok(isConnectionError(slow.error), "the api answers it UNAVAILABLE");
       assert.ok(
-        slow.ms < 1200,
+        slow.ms < 2000,
         `the server cancelled it, before the client's timeout: ${Math.round(slow.ms)} ms`,
       );
       assert.equal(await pidOf(), pid, "no reconnect");
@@ -122,7 +125,7 @@ describe("a database that stops answering", {
         );
         assert.equal(got, true);
         const ms = performance.now() - started;
-        assert.ok(ms < 5000, `the lock went after ${Math.round(ms)} ms`);
+        assert.ok(ms < 6000, `the lock went after ${Math.round(ms)} ms`);
         await assert.rejects(transaction, (error) => isConnectionError(error));
       } finally {
         proxy.thaw();
@@ -136,23 +139,23 @@ describe("a database that stops answering", {
     UNLESS_STUCK,
     async () => {
       const received: string[] = [];
-      const errors: Error[] = [];
+      let heartbeatMissed!: () => void;
+      const missed = new Promise<void>((resolve) => {
+        heartbeatMissed = resolve;
+      });
       const listener = await listen(
         through.pgConfig,
         "hookline_frozen",
         (payload) => received.push(payload),
         (error) => {
-          errors.push(error);
+          if (/no answer to a heartbeat/.test(error.message)) heartbeatMissed();
         },
         500,
       );
       try {
+        received.length = 0; // the first connection's announcement
         proxy.freeze();
-        await eventually(
-          async () => errors,
-          (seen) => seen.some((error) => /no answer to a heartbeat/.test(error.message)),
-          { timeoutMs: 5000 },
-        );
+        await missed;
         proxy.thaw();
         // A reconnect says it may have missed signals (""), then hears new ones.
         await eventually(

@@ -22,24 +22,28 @@ const SERVER_KEEPALIVE = { idleS: 10, intervalS: 5, count: 3 };
 
 /** A store call gave up waiting for PostgreSQL: no answer, or no connection, in time. */
 export class DatabaseTimeoutError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause: unknown }) {
+    super(message, options);
     this.name = "DatabaseTimeoutError";
   }
 }
 
-/** Settings for every connection to a real PostgreSQL (the store's, its listeners', BullMQ's): bounded connects, TCP keepalive. */
-export function boundedConnecting(timeoutMs: number): pg.ClientConfig {
+/** For every connection to a real PostgreSQL (the store's, its listeners', BullMQ's): TCP keepalive. */
+export const KEEPALIVE: pg.ClientConfig = {
+  keepAlive: true,
+  keepAliveInitialDelayMillis: SERVER_KEEPALIVE.idleS * 1000,
+};
+
+/**
+ * What the store's own pool adds: a bounded connect, and pg's read timeout a little past the
+ * server's statement timeout. Only there: pg-pool's connect timeout also bounds the wait for a
+ * free connection, which BullMQ's two-connection pools may rightly spend under load.
+ */
+export function boundedPool(timeoutMs: number): pg.PoolConfig {
   return {
     connectionTimeoutMillis: Math.min(timeoutMs, MAX_CONNECT_MS),
-    keepAlive: true,
-    keepAliveInitialDelayMillis: SERVER_KEEPALIVE.idleS * 1000,
+    query_timeout: timeoutMs + READ_GRACE_MS,
   };
-}
-
-/** What the store's own pool adds: pg's read timeout, a little past the server's statement timeout. */
-export function boundedReading(timeoutMs: number): pg.PoolConfig {
-  return { query_timeout: timeoutMs + READ_GRACE_MS };
 }
 
 /**
@@ -74,7 +78,10 @@ export function timeoutAwarePool(pool: pg.Pool, timeoutMs: number): PostgresPool
         client = await pool.connect();
       } catch (error) {
         if (isConnectTimeout(error)) {
-          throw new DatabaseTimeoutError(`no connection to the database within ${connectMs} ms`);
+          throw new DatabaseTimeoutError(
+            `no database connection opened, or free in the pool, within ${connectMs} ms`,
+            { cause: error },
+          );
         }
         throw error;
       }
@@ -85,7 +92,9 @@ export function timeoutAwarePool(pool: pg.Pool, timeoutMs: number): PostgresPool
           return await client.query(text, [...parameters]);
         } catch (error) {
           if (!isReadTimeout(error)) throw error;
-          lost = new DatabaseTimeoutError(`the database did not answer within ${readMs} ms`);
+          lost = new DatabaseTimeoutError(`the database did not answer within ${readMs} ms`, {
+            cause: error,
+          });
           throw lost;
         }
       };

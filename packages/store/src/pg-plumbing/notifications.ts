@@ -28,6 +28,8 @@ export async function listen(
   heartbeatMs = HEARTBEAT_MS,
 ): Promise<Listener> {
   let client: pg.Client | undefined;
+  // The live connection's; one at a time.
+  let heartbeat: NodeJS.Timeout | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   let backoffMs = RETRY_MIN_MS;
@@ -45,10 +47,13 @@ export async function listen(
   };
 
   const connect = async (): Promise<void> => {
-    // Only LISTEN and the heartbeat run on it: each must be answered within heartbeatMs.
-    const next = new pg.Client({ ...pgConfig, query_timeout: heartbeatMs });
+    // Only LISTEN and the heartbeat run on it: connecting and each answer take at most heartbeatMs.
+    const next = new pg.Client({
+      ...pgConfig,
+      connectionTimeoutMillis: heartbeatMs,
+      query_timeout: heartbeatMs,
+    });
     let live = false;
-    let heartbeat: NodeJS.Timeout | undefined;
     const dropped = (error?: Error) => {
       if (error) onError(error);
       if (!live) return; // a failed connect rejects below; its caller decides what follows
@@ -92,9 +97,18 @@ export async function listen(
     async close() {
       closed = true;
       clearTimeout(retry);
+      clearInterval(heartbeat);
       const last = client;
       client = undefined;
-      await last?.end().catch(() => {});
+      // A graceful end waits for the server, which may be the one that stopped answering.
+      let gaveUp: NodeJS.Timeout | undefined;
+      await Promise.race([
+        last?.end().catch(() => {}),
+        new Promise((resolve) => {
+          gaveUp = setTimeout(resolve, heartbeatMs);
+        }),
+      ]);
+      clearTimeout(gaveUp);
     },
   };
 }
