@@ -103,3 +103,20 @@ test("aborting a stream's signal closes its subscription", async () => {
   assert.equal((await next).done, true);
   assert.equal(feed.openStreams, 0);
 });
+
+test("a store away when the api starts fails only the subscriptions meanwhile; the next one reads the position again", async () => {
+  const source = fakeSource();
+  let away = true;
+  const flaky: AttemptSource = {
+    ...source,
+    lastId: () => (away ? Promise.reject(new Error("store away")) : source.lastId()),
+  };
+  const feed = new AttemptFeed(flaky, options);
+  await assert.rejects(feed.subscribe(all, new AbortController().signal), /store away/);
+  away = false;
+  source.record("acme");
+  const sub = await feed.subscribe(all, new AbortController().signal);
+  assert.equal(feed.lastId, 1n, "the newest attempt when it could read the store");
+  sub.close();
+  feed.close();
+});

@@ -53,16 +53,27 @@ export class AttemptFeed {
   private readonly subscriptions = new Set<Subscription>();
   private reading: Promise<void> | undefined;
   private again = false;
-  private readonly started: Promise<void>;
+  /** The first read of the newest id; undefined again after it failed, so a later subscribe retries. */
+  private started: Promise<void> | undefined;
   private poll: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly source: AttemptSource,
     private readonly options: { bufferLimit: number; safetyPollMs: number },
   ) {
-    this.started = source.lastId().then((id) => {
+    this.started = this.readStart();
+  }
+
+  private readStart(): Promise<void> {
+    const reading = this.source.lastId().then((id) => {
       this.position = id;
     });
+    // Its failure is the subscriber's that awaits it (a store away at start, or closed meanwhile),
+    // never an unhandled rejection, and not every later subscriber's.
+    reading.catch(() => {
+      if (this.started === reading) this.started = undefined;
+    });
+    return reading;
   }
 
   /** The id of the last attempt handed to subscribers: everything after it is still to come. */
@@ -71,6 +82,7 @@ export class AttemptFeed {
   }
 
   async subscribe(filter: AttemptFilter, signal: AbortSignal): Promise<FeedSubscription> {
+    this.started ??= this.readStart();
     await this.started;
     // An idle feed reads nothing, so its position may be old: catch it up, or a new stream that
     // asked for "only new attempts" would be handed ones recorded while nobody was watching.
