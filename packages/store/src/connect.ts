@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { type DataDirLock, lockDataDir } from "./data-dir-lock.js";
-import { boundedPool, KEEPALIVE, timeoutAwarePool } from "./database-timeouts.js";
+import { boundedConnect, boundedPool, KEEPALIVE, timeoutAwarePool } from "./database-timeouts.js";
 import { type EngineThread, startEngineThread } from "./embedded-engine-thread.js";
 import { migrate } from "./migrations.js";
 import { type Database, STORE_SCHEMA } from "./schema.js";
@@ -69,7 +69,7 @@ async function open(
 ): Promise<StoreConnection> {
   const embedded = kind === "embedded";
   // Migrations may rightly run for minutes (an index over a large table): never on the timed pool.
-  if (!embedded) await migrateOnce(pgConfig, options);
+  if (!embedded) await migrateOnce({ ...pgConfig, ...boundedConnect(kind.timeoutMs) }, options);
   const pool = new pg.Pool({
     ...pgConfig,
     ...(embedded ? {} : boundedPool(kind.timeoutMs)),
@@ -104,8 +104,12 @@ async function open(
   };
 }
 
-/** Runs the migrations on a connection of their own, closed when they are done. */
-async function migrateOnce(pgConfig: pg.ClientConfig, options: ConnectOptions): Promise<void> {
+/**
+ * Runs the migrations on a connection of their own, closed when they are done: its connect gives
+ * up (a process started while the database does not answer stops with the reason, rather than
+ * waiting unseen), its statements do not.
+ */
+async function migrateOnce(pgConfig: pg.PoolConfig, options: ConnectOptions): Promise<void> {
   const pool = new pg.Pool({ ...pgConfig, max: 1 });
   pool.on("error", (error) => options.onError?.(error));
   const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });

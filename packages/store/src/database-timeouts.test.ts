@@ -75,6 +75,27 @@ describe("a database that stops answering", {
   );
 
   test(
+    "a process that opens the store while the database does not answer stops within the connect bound",
+    UNLESS_STUCK,
+    async () => {
+      const relayed = await startDatabaseProxy(store.pgConfig);
+      relayed.proxy.freeze();
+      try {
+        const started = performance.now();
+        await assert.rejects(
+          connectStore({ databaseUrl: String(relayed.config.connectionString) }, { timeoutMs: TIMEOUT_MS }),
+          (error) => isConnectionError(error),
+        );
+        const ms = performance.now() - started;
+        assert.ok(ms < 4000, `gave up after ${Math.round(ms)} ms`);
+      } finally {
+        relayed.proxy.thaw();
+        await relayed.proxy.close();
+      }
+    },
+  );
+
+  test(
     "the server ends a statement that runs past the timeout itself, and the connection stays",
     UNLESS_STUCK,
     async () => {

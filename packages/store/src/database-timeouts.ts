@@ -40,10 +40,12 @@ export const KEEPALIVE: pg.ClientConfig = {
  * free connection, which BullMQ's two-connection pools may rightly spend under load.
  */
 export function boundedPool(timeoutMs: number): pg.PoolConfig {
-  return {
-    connectionTimeoutMillis: Math.min(timeoutMs, MAX_CONNECT_MS),
-    query_timeout: timeoutMs + READ_GRACE_MS,
-  };
+  return { ...boundedConnect(timeoutMs), query_timeout: timeoutMs + READ_GRACE_MS };
+}
+
+/** A connect that gives up: for the migrations' connection too, whose statements are not timed. */
+export function boundedConnect(timeoutMs: number): pg.PoolConfig {
+  return { connectionTimeoutMillis: Math.min(timeoutMs, MAX_CONNECT_MS) };
 }
 
 /**
