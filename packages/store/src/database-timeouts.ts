@@ -91,7 +91,8 @@ export function timeoutAwarePool(pool: pg.Pool, timeoutMs: number): PostgresPool
       const query = async (text: string, parameters: readonly unknown[]) => {
         if (lost) throw lost;
         try {
-          return await client.query(text, [...parameters]);
+          // Kysely hands over a fresh array already: no second copy on every statement.
+          return await client.query(text, parameters as unknown[]);
         } catch (error) {
           if (!isReadTimeout(error)) throw error;
           lost = new DatabaseTimeoutError(`the database did not answer within ${readMs} ms`, {
