@@ -1,15 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { freshEmbeddedDataDir, readTestSettings } from "@hookline/testkit";
+import { freePort, freshEmbeddedDataDir, readTestSettings } from "@hookline/testkit";
 import { reapOnExit } from "./reaper.js";
-import {
-  freePort,
-  startPostgres,
-  startRedis,
-  type ThrowawayPostgres,
-  type ThrowawayRedis,
-} from "./servers.js";
+import { startPostgres, startRedis, type ThrowawayPostgres, type ThrowawayRedis } from "./servers.js";
 
 export const kind = readTestSettings(process.env).kind;
 export const servers = kind === "servers";

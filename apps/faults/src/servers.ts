@@ -2,25 +2,15 @@ import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_pro
 import { once } from "node:events";
 import { rmSync } from "node:fs";
 import { chmod, chown, mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "@hookline/testkit";
 import pg from "pg";
 import { reapOnExit } from "./reaper.js";
 
 const run = promisify(execFile);
 const PG_BIN = "/usr/lib/postgresql/15/bin";
-
-/** A port nothing listens on right now (the OS picks it). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A PostgreSQL of our own on a free port, which a test may crash and restart (never the shared one). */
 export interface ThrowawayPostgres {

@@ -12,6 +12,7 @@ import { DeliveryStatus, EmitService, EndpointService } from "@hookline/contract
 import {
   createTestBackend,
   eventually,
+  freePort,
   readTestSettings,
   spawnHookline,
   startReceiver,
@@ -144,14 +145,6 @@ test("a rediss:// URL connects over TLS", { skip }, async () => {
     await rm(dir, { recursive: true, force: true });
   }
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -1,5 +1,6 @@
 export { createTestBackend, type TestBackend } from "./backend.js";
 export { freshEmbeddedDataDir } from "./embedded-data-dir.js";
+export { freePort } from "./free-port.js";
 export { held } from "./held.js";
 export { type LoadReceiver, type LoadReply, startLoadReceiver } from "./load-receiver.js";
 export { type HooklineApp, type HooklineProcess, spawnHookline } from "./processes.js";
