@@ -23,6 +23,11 @@ const OPTIONS = {
   limit: { type: "string" },
   "max-in-flight": { type: "string" },
   "rate-limit": { type: "string" },
+  status: { type: "string" },
+  since: { type: "string" },
+  until: { type: "string" },
+  grace: { type: "string" },
+  ttl: { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -66,6 +71,18 @@ const COMMANDS: readonly CommandSpec[] = [
   },
   { name: "endpoints delete", args: ["<id>"], options: ["tenant"], usage: "<id> --tenant T" },
   {
+    name: "endpoints rotate-secret",
+    args: ["<id>"],
+    options: ["tenant", "secret", "grace"],
+    usage: "<id> --tenant T [--secret S] [--grace DURATION (the old secret keeps signing; default 24h)]",
+  },
+  {
+    name: "endpoints recover",
+    args: ["<id>"],
+    options: ["tenant", "since"],
+    usage: "<id> --tenant T --since TIME   (requeues its failed deliveries created since then)",
+  },
+  {
     name: "emit",
     args: ["<type>", "[json]"],
     options: ["tenant", "id"],
@@ -77,6 +94,31 @@ const COMMANDS: readonly CommandSpec[] = [
     args: [],
     options: [...FILTERS, "delivery", "limit"],
     usage: "[--tenant T] [--endpoint ID] [--event ID] [--delivery ID] [--limit N]",
+  },
+  {
+    name: "deliveries list",
+    args: [],
+    options: [...FILTERS, "status", "event-type", "since", "until", "limit"],
+    usage:
+      "[--tenant T] [--endpoint ID] [--event ID] [--status pending|delivered|failed|cancelled] [--event-type TYPE] [--since TIME] [--until TIME] [--limit N]",
+  },
+  {
+    name: "deliveries show",
+    args: ["<id>"],
+    options: ["tenant"],
+    usage: "<id> --tenant T   (the body and headers sent)",
+  },
+  {
+    name: "deliveries retry",
+    args: ["<id>"],
+    options: ["tenant"],
+    usage: "<id> --tenant T   (one manual attempt now; also resends a delivered one)",
+  },
+  {
+    name: "portal link",
+    args: [],
+    options: ["tenant", "endpoint", "ttl"],
+    usage: "--tenant T [--endpoint ID] [--ttl DURATION (default 1h, at most 7d)]",
   },
   {
     name: "tail",
@@ -150,6 +192,8 @@ Options for every command:
   --json                     JSON output: one object, or one line per item for lists and tail
                              (tail writes JSON lines whenever stdout is not a terminal)
   -h, --help                 show this help
+
+TIME is a moment (2026-12-01T09:00:00Z) or how long ago (30m, 6h, 2d). DURATION is like 90s, 30m, 6h.
 `;
 }
 

@@ -4,8 +4,12 @@ import type { Context } from "./context.js";
 import { UsageError } from "./errors.js";
 import { ENDPOINT_HEADERS, endpointFields, endpointJson, endpointRow, table } from "./output.js";
 import { collect } from "./pages.js";
+import { durationOption, timeOption } from "./times.js";
 
-/** `endpoints create|list|get|update|delete`. Only create and get show the signing secret. */
+/**
+ * `endpoints create|list|get|update|delete|rotate-secret|recover`. Only create, get and
+ * rotate-secret show the signing secret.
+ */
 export async function endpointsCommand(ctx: Context): Promise<void> {
   const { client, invocation, call } = ctx;
   const { values, command } = invocation;
@@ -39,6 +43,29 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
     case "endpoints delete": {
       await client.endpoints.deleteEndpoint({ tenantId, id }, call);
       ctx.out(ctx.json ? `${JSON.stringify({ tenantId, id, deleted: true })}\n` : `deleted endpoint ${id}\n`);
+      return;
+    }
+    case "endpoints rotate-secret": {
+      const { endpoint } = await client.endpoints.rotateEndpointSecret(
+        {
+          tenantId,
+          id,
+          secret: values.secret ?? "",
+          ...(values.grace !== undefined && { gracePeriod: durationOption("grace", values.grace, command) }),
+        },
+        call,
+      );
+      return showEndpoint(ctx, endpoint, true);
+    }
+    case "endpoints recover": {
+      if (values.since === undefined) throw new UsageError("endpoints recover needs --since", command);
+      const since = timeOption("since", values.since, Date.now(), command);
+      const { requeued } = await client.endpoints.recoverEndpoint({ tenantId, id, since }, call);
+      ctx.out(
+        ctx.json
+          ? `${JSON.stringify({ tenantId, id, requeued })}\n`
+          : `requeued ${requeued} failed ${requeued === 1 ? "delivery" : "deliveries"} of endpoint ${id}\n`,
+      );
       return;
     }
     case "endpoints list": {

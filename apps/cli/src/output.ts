@@ -12,6 +12,7 @@ import {
   EndpointStatus,
   type Event,
   EventSchema,
+  type SentRequest,
 } from "@hookline/contracts";
 
 // JSON output is the contract's canonical JSON (what Connect's JSON protocol and curl show), with
@@ -96,6 +97,54 @@ export const DELIVERY_HEADERS = ["DELIVERY", "ENDPOINT", "STATUS", "ATTEMPTS", "
 export function deliveryRow(d: Delivery): string[] {
   const next = d.nextAttemptAt ? time(d.nextAttemptAt) : "-";
   return [d.id, d.endpointId, DELIVERY_STATUS[d.status] ?? "unknown", String(d.attemptCount), next];
+}
+
+export const DELIVERY_LIST_HEADERS = [
+  "DELIVERY",
+  "CREATED",
+  "TENANT",
+  "EVENT",
+  "ENDPOINT",
+  "STATUS",
+  "ATTEMPTS",
+  "NEXT ATTEMPT",
+] as const;
+
+export function deliveryListRow(d: Delivery): string[] {
+  const status = DELIVERY_STATUS[d.status] ?? "unknown";
+  const { id, tenantId, eventId, endpointId } = d;
+  return [
+    id,
+    time(d.createdAt),
+    tenantId,
+    eventId,
+    endpointId,
+    status,
+    String(d.attemptCount),
+    time(d.nextAttemptAt),
+  ];
+}
+
+export function deliveryFields(d: Delivery, eventType: string): string {
+  return fields([
+    ["delivery", d.id],
+    ["tenant", d.tenantId],
+    ["event", `${d.eventId} (${eventType})`],
+    ["endpoint", d.endpointId],
+    ["status", DELIVERY_STATUS[d.status] ?? "unknown"],
+    ["attempts", String(d.attemptCount)],
+    ["next attempt", time(d.nextAttemptAt)],
+    ["created", time(d.createdAt)],
+  ]);
+}
+
+/** "attempt 2 (manual) at <time>: HTTP 500 in 12 ms" above the request that attempt sent. */
+export function requestHeading(request: SentRequest): string {
+  const a = request.attempt;
+  if (!a) return "attempt";
+  const manual = a.trigger === AttemptTrigger.MANUAL ? " (manual)" : "";
+  const answer = a.responseStatus === 0 ? oneLine(a.error, 80) || "no response" : `HTTP ${a.responseStatus}`;
+  return `attempt ${a.attemptNumber}${manual} at ${time(a.startedAt)}: ${answer} in ${a.durationMs} ms`;
 }
 
 export const ATTEMPT_HEADERS = [

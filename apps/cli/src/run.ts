@@ -2,9 +2,11 @@ import { createHooklineClient, type HooklineClient } from "@hookline/client";
 import { attemptsListCommand } from "./attempts.js";
 import { type Invocation, parseCommandLine, usage } from "./cli.js";
 import type { Context } from "./context.js";
+import { deliveriesCommand } from "./deliveries.js";
 import { endpointsCommand } from "./endpoints.js";
 import { describeError, UsageError } from "./errors.js";
 import { emitCommand, eventShowCommand } from "./events.js";
+import { portalLinkCommand } from "./portal.js";
 import { tailCommand } from "./tail.js";
 
 export const DEFAULT_ADDRESS = "127.0.0.1:50051";
@@ -76,6 +78,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 function dispatch(ctx: Context, address: string): Promise<void> {
   const command = ctx.invocation.command ?? "";
   if (command.startsWith("endpoints ")) return endpointsCommand(ctx);
+  if (command.startsWith("deliveries ")) return deliveriesCommand(ctx);
   switch (command) {
     case "emit":
       return emitCommand(ctx);
@@ -83,6 +86,8 @@ function dispatch(ctx: Context, address: string): Promise<void> {
       return eventShowCommand(ctx);
     case "attempts list":
       return attemptsListCommand(ctx);
+    case "portal link":
+      return portalLinkCommand(ctx);
     case "tail":
       return tailCommand(ctx, address);
     default:

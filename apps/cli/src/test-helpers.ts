@@ -23,15 +23,25 @@ export interface RunningHookline {
   close(): Promise<void>;
 }
 
-export async function startHookline(settings: TestSettings): Promise<RunningHookline> {
+/** How the receiver answers, and settings for the service beyond the test's defaults. */
+export interface HooklineOptions {
+  reply?: Parameters<typeof startReceiver>[0];
+  env?: Record<string, string>;
+}
+
+export async function startHookline(
+  settings: TestSettings,
+  options: HooklineOptions = {},
+): Promise<RunningHookline> {
   const backend = await createTestBackend(settings);
-  const receiver = await startReceiver();
+  const receiver = await startReceiver(options.reply);
   let service: HooklineProcess;
   try {
     service = await spawnHookline("standalone", {
       ...backend.env,
       HOOKLINE_API_ADDR: "127.0.0.1:0",
       HOOKLINE_QUEUE_POLL_INTERVAL: "20ms",
+      ...options.env,
     });
   } catch (error) {
     await receiver.close();

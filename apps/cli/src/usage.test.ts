@@ -48,6 +48,31 @@ test("usage errors print the problem and the usage, with exit status 2", async (
     [["attempts", "list", "--bogus"], /^hookline: Unknown option '--bogus'/],
     [["event", "show", "a", "b", "--tenant", "t"], /^hookline: unexpected argument "b"/],
     [["attempts", "list", "--transport", "smoke"], /^hookline: --transport must be grpc or connect/],
+    [["endpoints", "recover", "ep", "--tenant", "a"], /^hookline: endpoints recover needs --since/],
+    [
+      ["endpoints", "recover", "ep", "--tenant", "a", "--since", "yesterday"],
+      /^hookline: --since must be a time with its zone .* not "yesterday"/,
+    ],
+    // A date-time without its zone would mean another moment on another machine.
+    [
+      ["deliveries", "list", "--until", "2026-12-01T09:00:00"],
+      /^hookline: --until must be a time with its zone/,
+    ],
+    [
+      ["deliveries", "list", "--status", "lost"],
+      /^hookline: --status must be one of pending, delivered, failed, cancelled/,
+    ],
+    [
+      ["deliveries", "list", "--event-type", "a", "--event-type", "b"],
+      /^hookline: deliveries list takes one --event-type/,
+    ],
+    [["deliveries", "show", "--tenant", "a"], /^hookline: deliveries show needs <id>/],
+    [["deliveries", "retry", "d1"], /^hookline: deliveries retry needs --tenant/],
+    [
+      ["endpoints", "rotate-secret", "ep", "--tenant", "a", "--grace", "soon"],
+      /^hookline: --grace must be a duration/,
+    ],
+    [["portal", "link", "--tenant", "a", "--ttl", "1 week"], /^hookline: --ttl must be a duration/],
   ];
   for (const [args, message] of cases) {
     const result = await runCli(args, { env: { HOOKLINE_ADDRESS: "127.0.0.1:1" } });
@@ -60,7 +85,15 @@ test("usage errors print the problem and the usage, with exit status 2", async (
 test("--help prints the usage of everything or of one command", async () => {
   const all = await runCli(["--help"]);
   assert.equal(all.code, 0);
-  for (const command of ["endpoints create", "emit", "event show", "attempts list", "tail"]) {
+  const commands = [
+    "endpoints create",
+    "endpoints recover",
+    "emit",
+    "deliveries show",
+    "portal link",
+    "tail",
+  ];
+  for (const command of commands) {
     assert.ok(all.stdout.includes(`hookline ${command} `), command);
   }
   const one = await runCli(["tail", "--help"]);

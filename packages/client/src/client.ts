@@ -1,6 +1,6 @@
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { AttemptLogService, EmitService, EndpointService } from "@hookline/contracts";
+import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
 
 export interface HooklineClientOptions {
   /** `host:port` (plain-text HTTP/2) or an `http://` / `https://` URL. */
@@ -11,11 +11,13 @@ export interface HooklineClientOptions {
   transport?: "grpc" | "connect" | undefined;
 }
 
-/** Typed clients for Hookline's three services, sharing one HTTP/2 connection. */
+/** Typed clients for Hookline's services, sharing one HTTP/2 connection. */
 export interface HooklineClient {
   readonly endpoints: Client<typeof EndpointService>;
   readonly emit: Client<typeof EmitService>;
   readonly log: Client<typeof AttemptLogService>;
+  /** Portal links for customers, and what the calling credentials may see. */
+  readonly portal: Client<typeof PortalService>;
   /** The base URL calls go to. */
   readonly baseUrl: string;
   /** Closes the HTTP/2 connection and every call still open on it. */
@@ -37,6 +39,7 @@ export function createHooklineClient(options: HooklineClientOptions): HooklineCl
     endpoints: createClient(EndpointService, transport),
     emit: createClient(EmitService, transport),
     log: createClient(AttemptLogService, transport),
+    portal: createClient(PortalService, transport),
     baseUrl,
     close: () => sessionManager.abort(),
   };
