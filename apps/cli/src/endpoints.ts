@@ -60,7 +60,12 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
     case "endpoints recover": {
       if (values.since === undefined) throw new UsageError("endpoints recover needs --since", command);
       const since = timeOption("since", values.since, Date.now(), command);
-      const { requeued } = await client.endpoints.recoverEndpoint({ tenantId, id, since }, call);
+      // No deadline: a large backlog is requeued a page at a time for as long as it takes, and an
+      // interrupt (Ctrl-C) stops it between pages; running it again carries on.
+      const { requeued } = await client.endpoints.recoverEndpoint(
+        { tenantId, id, since },
+        { signal: ctx.signal },
+      );
       ctx.out(
         ctx.json
           ? `${JSON.stringify({ tenantId, id, requeued })}\n`

@@ -4,7 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { DurationSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AttemptTrigger, DeliveryStatus, EndpointStatus } from "@hookline/contracts";
-import { reopenDeliveries } from "@hookline/store";
+import { reopenDelivery } from "@hookline/store";
 import { readTestSettings, startReceiver } from "@hookline/testkit";
 import { attemptsOf, finalDeliveries, sharedTestService, startTestService } from "./test-helpers.js";
 
@@ -219,9 +219,10 @@ test("a RetryDelivery whose job was lost is still one manual attempt when the sw
     assert.equal(delivered?.status, DeliveryStatus.DELIVERED);
     // What RetryDelivery commits before it queues the attempt; the api dies before the add. A
     // second ago, so the sweep (grace 0) finds it due however fast it runs.
-    await reopenDeliveries(
+    await reopenDelivery(
       svc.service.infra.store.db,
-      { tenantId: "lost", deliveryId: deliveryIds[0] ?? "" },
+      "lost",
+      deliveryIds[0] ?? "",
       new Date(Date.now() - 1000),
     );
     assert.equal(await svc.service.worker.sweep(), 1);

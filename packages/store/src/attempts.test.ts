@@ -11,7 +11,7 @@ import {
   getEvent,
   listAttempts,
   recordAttempts,
-  reopenDeliveries,
+  reopenDelivery,
 } from "./index.js";
 import { openTestStore } from "./test-helpers.js";
 
@@ -92,7 +92,7 @@ test("once reopened by hand, a delivery takes only its manual attempt: a schedul
   // Attempt 1 is under way when the delivery is cancelled (its endpoint was disabled), then
   // reopened by hand: attempt 1 again, this time manual.
   await cancelDeliveries(store.db, [id], now);
-  await reopenDeliveries(store.db, { tenantId: "hand", deliveryId: id }, now);
+  await reopenDelivery(store.db, "hand", id, now);
   const [late] = await recordAttempts(store.db, [result(id, 1)], now);
   assert.equal(late, undefined, "the scheduled attempt's late record");
   const [manual] = await recordAttempts(
@@ -102,7 +102,7 @@ test("once reopened by hand, a delivery takes only its manual attempt: a schedul
   );
   assert.ok(manual);
   // Recorded, the mark is gone: the next attempts are scheduled ones again.
-  await reopenDeliveries(store.db, { tenantId: "hand", deliveryId: id }, now);
+  await reopenDelivery(store.db, "hand", id, now);
   const [afterHand] = await recordAttempts(store.db, [result(id, 2, { trigger: "manual" })], now);
   assert.ok(afterHand);
   const [scheduled] = await recordAttempts(store.db, [result(id, 3)], now);

@@ -96,7 +96,7 @@ export interface DeliveryWork {
  * The endpoint row (ep) a delivery (d) was made for: its id, and its seq, since a new endpoint can
  * take a deleted one's id. Deliveries made before endpoint_seq was kept match by id alone.
  */
-const OWN_ENDPOINT_ROW = sql<boolean>`ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
+export const OWN_ENDPOINT_ROW = sql<boolean>`ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
   and (ep.seq = d.endpoint_seq or d.endpoint_seq is null)`;
 
 export async function loadDeliveryWork(
@@ -191,28 +191,26 @@ export function toDelivery(row: Selectable<DeliveryTable>): DeliveryRecord {
   };
 }
 
-/** Which deliveries to reopen: one delivery, or an endpoint's failed deliveries created since a time. */
-export type ReopenTarget =
-  | { tenantId: string; deliveryId: string }
-  | { tenantId: string; endpointId: string; failedSince: Date };
-
 /**
- * Makes final deliveries pending again for one more (manual) attempt. A single delivery may be
- * failed, cancelled or delivered (a resend); an endpoint recovery takes only failed ones. Only
- * deliveries whose own endpoint exists and is enabled reopen: not those of a deleted endpoint, nor
- * those of a deleted endpoint whose id a new endpoint took (they were never the new endpoint's to
- * receive), nor a disabled endpoint's (its worker would cancel the attempt unmade).
- * Returns what it reopened, with the attempt number that comes next.
+ * Makes one final delivery (failed, cancelled or delivered: a resend) pending again for one more
+ * (manual) attempt. Only while its own endpoint exists and is enabled: not a deleted endpoint's,
+ * nor that of a deleted endpoint whose id a new endpoint took (it was never the new endpoint's to
+ * receive), nor a disabled endpoint's (its worker would cancel the attempt unmade). Returns it,
+ * with the attempt number that comes next, or nothing when it did not reopen. An endpoint's whole
+ * backlog reopens a page at a time (reopenFailedPage).
  */
-export async function reopenDeliveries(
+export async function reopenDelivery(
   db: Kysely<Database>,
-  target: ReopenTarget,
+  tenantId: string,
+  deliveryId: string,
   now: Date,
-): Promise<OverdueDelivery[]> {
-  let query = db
+): Promise<OverdueDelivery | undefined> {
+  const row = await db
     .updateTable("deliveries as d")
     .set({ status: "pending", next_attempt_at: now, next_attempt_manual: true, updated_at: now })
-    .where("tenant_id", "=", target.tenantId)
+    .where("tenant_id", "=", tenantId)
+    .where("id", "=", deliveryId)
+    .where("status", "in", ["failed", "cancelled", "delivered"])
     .where(({ exists, selectFrom }) =>
       exists(
         selectFrom("endpoints as ep")
@@ -220,22 +218,18 @@ export async function reopenDeliveries(
           .where(OWN_ENDPOINT_ROW)
           .where("ep.status", "=", "enabled"),
       ),
-    );
-  query =
-    "deliveryId" in target
-      ? query.where("id", "=", target.deliveryId).where("status", "in", ["failed", "cancelled", "delivered"])
-      : query
-          .where("endpoint_id", "=", target.endpointId)
-          .where("status", "=", "failed")
-          .where("created_at", ">=", target.failedSince);
-  const rows = await query.returning(["id", "tenant_id", "endpoint_id", "attempt_count"]).execute();
-  return rows.map((row) => ({
-    id: row.id,
-    tenantId: row.tenant_id,
-    endpointId: row.endpoint_id,
-    attemptCount: row.attempt_count,
-    manual: true,
-  }));
+    )
+    .returning(["id", "tenant_id", "endpoint_id", "attempt_count"])
+    .executeTakeFirst();
+  return (
+    row && {
+      id: row.id,
+      tenantId: row.tenant_id,
+      endpointId: row.endpoint_id,
+      attemptCount: row.attempt_count,
+      manual: true,
+    }
+  );
 }
 
 /** One delivery of a tenant, or NotFoundError. */

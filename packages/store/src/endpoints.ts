@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql } from "kysely";
+import type { EndpointRow } from "./endpoint-backlog.js";
 import { AlreadyExistsError, isUniqueViolation, NotFoundError, QuotaExceededError } from "./errors.js";
 import { decodePageToken, pageOf } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
@@ -169,30 +170,23 @@ export async function updateEndpoint(
 }
 
 /**
- * Deletes an endpoint and cancels its pending deliveries in the same transaction: nothing is left
- * for a worker to open its queue for.
+ * Deletes an endpoint row and returns it, for cancelPendingOf to cancel its pending deliveries
+ * next, a page at a time. Until then a worker that takes one of them finds its endpoint gone and
+ * cancels it without a request.
  */
 export async function deleteEndpoint(
   db: Kysely<Database>,
   tenantId: string,
   id: string,
-  now: Date,
-): Promise<void> {
-  await db.transaction().execute(async (tx) => {
-    const result = await tx
-      .deleteFrom("endpoints")
-      .where("tenant_id", "=", tenantId)
-      .where("id", "=", id)
-      .executeTakeFirst();
-    if (result.numDeletedRows === 0n) throw new NotFoundError(`endpoint "${id}"`);
-    await tx
-      .updateTable("deliveries")
-      .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
-      .where("tenant_id", "=", tenantId)
-      .where("endpoint_id", "=", id)
-      .where("status", "=", "pending")
-      .execute();
-  });
+): Promise<EndpointRow> {
+  const row = await db
+    .deleteFrom("endpoints")
+    .where("tenant_id", "=", tenantId)
+    .where("id", "=", id)
+    .returning("seq")
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError(`endpoint "${id}"`);
+  return { tenantId, endpointId: id, seq: row.seq };
 }
 
 function toEndpoint(row: Selectable<EndpointTable>): EndpointRecord {

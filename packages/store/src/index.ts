@@ -21,8 +21,7 @@ export {
   loadDeliveryWork,
   ownEndpointStatus,
   pendingByEndpoint,
-  type ReopenTarget,
-  reopenDeliveries,
+  reopenDelivery,
 } from "./deliveries.js";
 export {
   type EndpointWork,
@@ -32,6 +31,14 @@ export {
   type OverduePosition,
 } from "./due-deliveries.js";
 export { type EmitResult, emitEvent, emitEvents, type NewEvent } from "./emit.js";
+export {
+  BACKLOG_PAGE,
+  cancelPendingOf,
+  type EndpointRow,
+  type FailedSince,
+  type ReopenedPage,
+  reopenFailedPage,
+} from "./endpoint-backlog.js";
 export {
   createEndpoint,
   deleteEndpoint,

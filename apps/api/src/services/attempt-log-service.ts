@@ -7,7 +7,7 @@ import {
   listDeliveries,
   NotFoundError,
   ownEndpointStatus,
-  reopenDeliveries,
+  reopenDelivery,
 } from "@hookline/store";
 import { endpointFor, linkSees, linkSince, tenantFor } from "../auth.js";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
@@ -73,7 +73,7 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
       const before = await getDelivery(deps.db, tenantId, deliveryId); // NOT_FOUND when absent
       if (!linkSees(ctx, before)) throw new NotFoundError(`delivery "${deliveryId}"`);
       const now = deps.now();
-      const [reopened] = await reopenDeliveries(deps.db, { tenantId, deliveryId }, now);
+      const reopened = await reopenDelivery(deps.db, tenantId, deliveryId, now);
       if (!reopened) {
         throw new ConnectError(await whyNotReopened(deps, tenantId, deliveryId), Code.FailedPrecondition);
       }

@@ -576,7 +576,8 @@ export const EndpointService: GenService<{
     output: typeof UpdateEndpointResponseSchema;
   },
   /**
-   * DeleteEndpoint removes an endpoint; its pending deliveries are cancelled when their turn comes.
+   * DeleteEndpoint removes an endpoint and cancels its pending deliveries before it answers (any
+   * the database could not cancel then are cancelled when their turn comes).
    *
    * @generated from rpc hookline.v1.EndpointService.DeleteEndpoint
    */
@@ -598,7 +599,8 @@ export const EndpointService: GenService<{
   },
   /**
    * RecoverEndpoint requeues, once, every failed delivery of the endpoint created since a time
-   * (at most 14 days back).
+   * (at most 14 days back). A large backlog is requeued a page at a time; a call cancelled or
+   * failed partway leaves what it requeued queued and the rest failed, so calling again carries on.
    *
    * @generated from rpc hookline.v1.EndpointService.RecoverEndpoint
    */

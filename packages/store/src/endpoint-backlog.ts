@@ -1,0 +1,121 @@
+import { type Kysely, sql } from "kysely";
+import { OWN_ENDPOINT_ROW } from "./deliveries.js";
+import type { OverdueDelivery } from "./due-deliveries.js";
+import type { Database } from "./schema.js";
+
+/**
+ * How many deliveries one statement of a change to an endpoint's whole backlog touches. In one
+ * statement, a backlog of a million took 12–18 s (every row rewritten, every index updated), so
+ * under HOOKLINE_DATABASE_TIMEOUT a large enough one failed on every try; and a recovery held all
+ * its rows in memory, then its jobs held every other caller's Emit behind them on the way to the
+ * queue. Pages keep each statement short whatever the backlog, and let other calls through between.
+ */
+export const BACKLOG_PAGE = 1000;
+
+/** An endpoint's failed deliveries created since a time: what RecoverEndpoint reopens. */
+export interface FailedSince {
+  tenantId: string;
+  endpointId: string;
+  since: Date;
+}
+
+/** One page of a recovery; `after` is where the next page starts, undefined once none is left. */
+export interface ReopenedPage {
+  reopened: OverdueDelivery[];
+  after: string | undefined;
+}
+
+/**
+ * Reopens the next page of the endpoint's failed deliveries in seq order (after `after`, from the
+ * start when undefined) for one manual attempt each. Only deliveries of the endpoint row that
+ * exists now, and only while it is enabled: not a deleted endpoint's, not those of a deleted one
+ * whose id a new endpoint took. A delivery that stopped being failed since the page was read (a
+ * RetryDelivery meanwhile) is left as it is.
+ */
+export async function reopenFailedPage(
+  db: Kysely<Database>,
+  target: FailedSince,
+  after: string | undefined,
+  now: Date,
+  pageSize = BACKLOG_PAGE,
+): Promise<ReopenedPage> {
+  let page = db
+    .selectFrom("deliveries")
+    .select(["id", "seq"])
+    .where("tenant_id", "=", target.tenantId)
+    .where("endpoint_id", "=", target.endpointId)
+    .where("status", "=", "failed")
+    .where("created_at", ">=", target.since);
+  if (after !== undefined) page = page.where("seq", ">", after);
+  // (tenant_id, endpoint_id, seq) is an index: each page starts where the last one ended.
+  const rows = await page.orderBy("seq").limit(pageSize).execute();
+  if (rows.length === 0) return { reopened: [], after: undefined };
+  const reopened = await db
+    .updateTable("deliveries as d")
+    .set({ status: "pending", next_attempt_at: now, next_attempt_manual: true, updated_at: now })
+    .where("d.id", "=", sql<string>`any(${sql.val(rows.map((row) => row.id))}::text[])`)
+    .where("d.status", "=", "failed")
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom("endpoints as ep")
+          .select(sql`1`.as("one"))
+          .where(OWN_ENDPOINT_ROW)
+          .where("ep.status", "=", "enabled"),
+      ),
+    )
+    .returning(["d.id", "d.tenant_id", "d.endpoint_id", "d.attempt_count"])
+    .execute();
+  return {
+    reopened: reopened.map((row) => ({
+      id: row.id,
+      tenantId: row.tenant_id,
+      endpointId: row.endpoint_id,
+      attemptCount: row.attempt_count,
+      manual: true,
+    })),
+    after: rows.length < pageSize ? undefined : rows[rows.length - 1]?.seq,
+  };
+}
+
+/** The endpoint row whose backlog is meant: a new endpoint may since have taken its id. */
+export interface EndpointRow {
+  tenantId: string;
+  endpointId: string;
+  /** That row's seq. */
+  seq: string;
+}
+
+/**
+ * Cancels the pending deliveries made for this endpoint row, a page per statement, and returns
+ * how many. Deliveries made before endpoint_seq was recorded match by id alone.
+ */
+export async function cancelPendingOf(
+  db: Kysely<Database>,
+  endpoint: EndpointRow,
+  now: Date,
+  pageSize = BACKLOG_PAGE,
+): Promise<number> {
+  let cancelled = 0;
+  for (;;) {
+    // Cancelled rows leave the partial index (tenant_id, endpoint_id, next_attempt_at) of pending
+    // ones, so each page is simply the first of those left.
+    const page = db
+      .selectFrom("deliveries")
+      .select("id")
+      .where("tenant_id", "=", endpoint.tenantId)
+      .where("endpoint_id", "=", endpoint.endpointId)
+      .where("status", "=", "pending")
+      .where((eb) => eb.or([eb("endpoint_seq", "=", endpoint.seq), eb("endpoint_seq", "is", null)]))
+      .limit(pageSize);
+    const result = await db
+      .updateTable("deliveries")
+      .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
+      .where("id", "in", page)
+      // Read committed re-checks this on a row changed meanwhile: one just delivered stays so.
+      .where("status", "=", "pending")
+      .executeTakeFirst();
+    const changed = Number(result.numUpdatedRows);
+    cancelled += changed;
+    if (changed === 0) return cancelled;
+  }
+}
