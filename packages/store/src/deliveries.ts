@@ -96,7 +96,7 @@ export interface DeliveryWork {
  * The endpoint row (ep) a delivery (d) was made for: its id, and its seq, since a new endpoint can
  * take a deleted one's id. Deliveries made before endpoint_seq was kept match by id alone.
  */
-export const OWN_ENDPOINT_ROW = sql<boolean>`ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
+const OWN_ENDPOINT_ROW = sql<boolean>`ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
   and (ep.seq = d.endpoint_seq or d.endpoint_seq is null)`;
 
 export async function loadDeliveryWork(
@@ -192,25 +192,15 @@ export function toDelivery(row: Selectable<DeliveryTable>): DeliveryRecord {
 }
 
 /**
- * Makes one final delivery (failed, cancelled or delivered: a resend) pending again for one more
- * (manual) attempt. Only while its own endpoint exists and is enabled: not a deleted endpoint's,
- * nor that of a deleted endpoint whose id a new endpoint took (it was never the new endpoint's to
- * receive), nor a disabled endpoint's (its worker would cancel the attempt unmade). Returns it,
- * with the attempt number that comes next, or nothing when it did not reopen. An endpoint's whole
- * backlog reopens a page at a time (reopenFailedPage).
+ * The update that makes final deliveries pending again for one more (manual) attempt, only while
+ * their own endpoint exists and is enabled: not a deleted endpoint's, nor that of a deleted
+ * endpoint whose id a new endpoint took (they were never the new endpoint's to receive), nor a
+ * disabled endpoint's (its worker would cancel the attempt unmade). The caller says which rows.
  */
-export async function reopenDelivery(
-  db: Kysely<Database>,
-  tenantId: string,
-  deliveryId: string,
-  now: Date,
-): Promise<OverdueDelivery | undefined> {
-  const row = await db
+export function reopening(db: Kysely<Database>, now: Date) {
+  return db
     .updateTable("deliveries as d")
     .set({ status: "pending", next_attempt_at: now, next_attempt_manual: true, updated_at: now })
-    .where("tenant_id", "=", tenantId)
-    .where("id", "=", deliveryId)
-    .where("status", "in", ["failed", "cancelled", "delivered"])
     .where(({ exists, selectFrom }) =>
       exists(
         selectFrom("endpoints as ep")
@@ -219,17 +209,42 @@ export async function reopenDelivery(
           .where("ep.status", "=", "enabled"),
       ),
     )
-    .returning(["id", "tenant_id", "endpoint_id", "attempt_count"])
+    .returning(["d.id", "d.tenant_id", "d.endpoint_id", "d.attempt_count"]);
+}
+
+/** A reopened row, with the attempt number that comes next (attemptCount + 1). */
+export function toReopened(row: {
+  id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  attempt_count: number;
+}): OverdueDelivery {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    endpointId: row.endpoint_id,
+    attemptCount: row.attempt_count,
+    manual: true,
+  };
+}
+
+/**
+ * Reopens one final delivery (failed, cancelled or delivered: a resend); nothing when it is not
+ * final or its endpoint may not take it (see reopening). An endpoint's whole backlog reopens a
+ * page at a time (reopenFailedPage).
+ */
+export async function reopenDelivery(
+  db: Kysely<Database>,
+  tenantId: string,
+  deliveryId: string,
+  now: Date,
+): Promise<OverdueDelivery | undefined> {
+  const row = await reopening(db, now)
+    .where("d.tenant_id", "=", tenantId)
+    .where("d.id", "=", deliveryId)
+    .where("d.status", "in", ["failed", "cancelled", "delivered"])
     .executeTakeFirst();
-  return (
-    row && {
-      id: row.id,
-      tenantId: row.tenant_id,
-      endpointId: row.endpoint_id,
-      attemptCount: row.attempt_count,
-      manual: true,
-    }
-  );
+  return row && toReopened(row);
 }
 
 /** One delivery of a tenant, or NotFoundError. */

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { OWN_ENDPOINT_ROW } from "./deliveries.js";
+import { reopening, toReopened } from "./deliveries.js";
 import type { OverdueDelivery } from "./due-deliveries.js";
 import type { Database } from "./schema.js";
 
@@ -50,29 +50,12 @@ export async function reopenFailedPage(
   // (tenant_id, endpoint_id, seq) is an index: each page starts where the last one ended.
   const rows = await page.orderBy("seq").limit(pageSize).execute();
   if (rows.length === 0) return { reopened: [], after: undefined };
-  const reopened = await db
-    .updateTable("deliveries as d")
-    .set({ status: "pending", next_attempt_at: now, next_attempt_manual: true, updated_at: now })
+  const reopened = await reopening(db, now)
     .where("d.id", "=", sql<string>`any(${sql.val(rows.map((row) => row.id))}::text[])`)
     .where("d.status", "=", "failed")
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom("endpoints as ep")
-          .select(sql`1`.as("one"))
-          .where(OWN_ENDPOINT_ROW)
-          .where("ep.status", "=", "enabled"),
-      ),
-    )
-    .returning(["d.id", "d.tenant_id", "d.endpoint_id", "d.attempt_count"])
     .execute();
   return {
-    reopened: reopened.map((row) => ({
-      id: row.id,
-      tenantId: row.tenant_id,
-      endpointId: row.endpoint_id,
-      attemptCount: row.attempt_count,
-      manual: true,
-    })),
+    reopened: reopened.map(toReopened),
     after: rows.length < pageSize ? undefined : rows[rows.length - 1]?.seq,
   };
 }
