@@ -30,13 +30,14 @@ describe("grpc.health.v1.Health follows the store", () => {
   let api: ApiServer;
   let health: ReturnType<typeof createClient<typeof Health>>;
   let emits: ReturnType<typeof createClient<typeof EmitService>>;
+  const logLines: string[] = [];
 
   // The api reaches the store only through the proxy; on the embedded backend the proxy sits in
   // front of the loopback port that serves the in-process PGlite.
   before(async () => {
     backend = await createTestBackend(settings);
     const config = loadConfig({ ...backend.env, HOOKLINE_API_ADDR: "127.0.0.1:0" });
-    const log = createLogger("health-test", () => {});
+    const log = createLogger("health-test", (line) => logLines.push(line));
     infra = await openInfrastructure(config, log);
     const through = await startDatabaseProxy(infra.store.pgConfig);
     proxy = through.proxy;
@@ -171,6 +172,13 @@ describe("grpc.health.v1.Health follows the store", () => {
       // The statement's timeout and one more second, then at most the connect timeout of a retry.
       assert.ok(ms < STORE_TIMEOUT_MS * 4, `answered after ${Math.round(ms)} ms`);
       await eventually("hookline.v1.EmitService", Status.NOT_SERVING);
+      // The operator's side of the client's UNAVAILABLE: a line saying which call and why.
+      const warned = logLines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line.message === "the database is unavailable; calls are answered UNAVAILABLE");
+      assert.equal(warned.length, 1, logLines.join("\n"));
+      assert.equal(warned[0]?.procedure, "Emit");
+      assert.match(String(warned[0]?.error), /the database did not answer within \d+ ms/);
     } finally {
       proxy.thaw();
     }

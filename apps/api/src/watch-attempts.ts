@@ -43,7 +43,7 @@ export async function* watchAttempts(
   try {
     release = deps.streams.acquire(context.values.get(principalKey).tokenId);
   } catch (error) {
-    throw toConnectError(error, deps.log);
+    throw toConnectError(error, deps.log, "WatchAttempts");
   }
   // A portal link's stream ends when the link expires, as every later call on it is refused then.
   // Its timer starts only once the stream has its slot: a refused stream leaves none behind.
@@ -60,7 +60,7 @@ export async function* watchAttempts(
   } catch (error) {
     expiry?.clear();
     release();
-    throw toConnectError(error, deps.log);
+    throw toConnectError(error, deps.log, "WatchAttempts");
   }
   // A link's endpoint deleted while the stream is open ends it, before a new endpoint given the
   // same id could feed it.
@@ -73,7 +73,7 @@ export async function* watchAttempts(
   } catch (error) {
     expiry?.clear();
     release();
-    throw toConnectError(error, deps.log);
+    throw toConnectError(error, deps.log, "WatchAttempts");
   }
   let cursor = req.afterAttemptId > 0n ? req.afterAttemptId : feed.lastId;
   // The stream is live from here: say so, and say where it starts, so that a client that opened
@@ -117,7 +117,7 @@ export async function* watchAttempts(
       );
     }
     // Errors raised while streaming bypass the unary interceptor: map them here.
-    throw toConnectError(error, deps.log);
+    throw toConnectError(error, deps.log, "WatchAttempts");
   } finally {
     expiry?.clear();
     live.close();
