@@ -2,34 +2,50 @@ import { type Duration, durationFromMs, type Timestamp, timestampFromMs } from "
 import { parseDuration } from "@hookline/config";
 import { UsageError } from "./errors.js";
 
-/**
- * A TIME option: a moment in RFC 3339 (2026-12-01T09:00:00Z, or a date alone, read as UTC) or how
- * long ago ("6h"), the way an operator recalls an outage.
- */
+// RFC 3339: a date alone (read as UTC midnight), or a date-time with its zone. A date-time without
+// one would be read in the machine's zone: the same command line, another moment elsewhere.
+const MOMENT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2})))?$/i;
+
+/** A TIME option: a moment (RFC 3339) or how long ago ("6h"), the way an operator recalls an outage. */
 export function timeOption(
   flag: string,
   text: string,
   nowMs: number,
   command: string | undefined,
 ): Timestamp {
+  const trimmed = text.trim();
   let ago: number | undefined;
   try {
-    ago = parseDuration(text);
+    ago = parseDuration(trimmed);
   } catch {
     // Not a duration: a moment, then.
   }
   if (ago !== undefined) return timestampFromMs(nowMs - ago);
-  // A date-time needs its zone: without one, Date.parse would take the machine's, and the same
-  // command line would mean other moments on other machines.
-  const dated = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}:\d{2}))?$/i.test(text.trim());
-  const ms = dated ? Date.parse(text) : Number.NaN;
-  if (Number.isNaN(ms)) {
+  const ms = momentMs(trimmed);
+  if (ms === undefined) {
     throw new UsageError(
       `--${flag} must be a time with its zone (2026-12-01T09:00:00Z) or how long ago (30m, 6h, 2d), not "${text}"`,
       command,
     );
   }
   return timestampFromMs(ms);
+}
+
+/** The moment an RFC 3339 text names, or undefined when it is not one (2026-02-30 is not). */
+function momentMs(text: string): number | undefined {
+  const match = MOMENT.exec(text);
+  if (!match) return undefined;
+  const [year, month, day, hour = 0, minute = 0, second = 0, zoneHour = 0, zoneMinute = 0] = match
+    .slice(1)
+    .map((part) => (part === undefined ? undefined : Number(part)));
+  const date = new Date(Date.UTC(year ?? 0, (month ?? 1) - 1, day ?? 1));
+  const realDate =
+    date.getUTCFullYear() === year && date.getUTCMonth() + 1 === month && date.getUTCDate() === day;
+  if (!realDate || hour > 23 || minute > 59 || second > 59 || zoneHour > 23 || zoneMinute > 59)
+    return undefined;
+  // The date alone is midnight UTC; Date.parse reads the rest as RFC 3339 says.
+  return match[4] === undefined ? date.getTime() : Date.parse(text);
 }
 
 /** A DURATION option ("90s", "30m", "0s"); the server checks its range. */

@@ -58,6 +58,7 @@ test("usage errors print the problem and the usage, with exit status 2", async (
       ["deliveries", "list", "--until", "2026-12-01T09:00:00"],
       /^hookline: --until must be a time with its zone/,
     ],
+    [["deliveries", "list", "--since", "2026-02-30"], /^hookline: --since must be a time with its zone/],
     [
       ["deliveries", "list", "--status", "lost"],
       /^hookline: --status must be one of pending, delivered, failed, cancelled/,

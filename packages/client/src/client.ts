@@ -29,7 +29,9 @@ export function createHooklineClient(options: HooklineClientOptions): HooklineCl
   const baseUrl = toBaseUrl(options.address);
   // One session manager we hold on to, so close() can end the connection: an open HTTP/2 session
   // otherwise keeps the process (and a test run) alive.
-  const sessionManager = new Http2SessionManager(baseUrl);
+  // Pings while a call is open: a long one (a large RecoverEndpoint) learns within a minute that
+  // the api's host is gone, instead of waiting on a connection nothing will ever close.
+  const sessionManager = new Http2SessionManager(baseUrl, { pingIntervalMs: 30_000, pingTimeoutMs: 15_000 });
   const interceptors: Interceptor[] = options.token ? [bearer(options.token)] : [];
   const transport =
     options.transport === "connect"

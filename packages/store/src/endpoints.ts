@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from "kysely";
-import type { EndpointRow } from "./endpoint-backlog.js";
+import { cancelPendingOf } from "./endpoint-backlog.js";
 import { AlreadyExistsError, isUniqueViolation, NotFoundError, QuotaExceededError } from "./errors.js";
 import { decodePageToken, pageOf } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
@@ -170,23 +170,27 @@ export async function updateEndpoint(
 }
 
 /**
- * Deletes an endpoint row and returns it, for cancelPendingOf to cancel its pending deliveries
- * next, a page at a time. Until then a worker that takes one of them finds its endpoint gone and
- * cancels it without a request.
+ * Deletes an endpoint and cancels its pending deliveries in the same transaction: nothing is left
+ * for a worker to open its queue for, and a new endpoint cannot take the id in between. The
+ * cancel goes a page per statement, so none grows with the backlog.
  */
 export async function deleteEndpoint(
   db: Kysely<Database>,
   tenantId: string,
   id: string,
-): Promise<EndpointRow> {
-  const row = await db
-    .deleteFrom("endpoints")
-    .where("tenant_id", "=", tenantId)
-    .where("id", "=", id)
-    .returning("seq")
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError(`endpoint "${id}"`);
-  return { tenantId, endpointId: id, seq: row.seq };
+  now: Date,
+  pageSize?: number,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const row = await tx
+      .deleteFrom("endpoints")
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", id)
+      .returning("seq")
+      .executeTakeFirst();
+    if (!row) throw new NotFoundError(`endpoint "${id}"`);
+    await cancelPendingOf(tx, { tenantId, endpointId: id, seq: row.seq }, now, pageSize);
+  });
 }
 
 function toEndpoint(row: Selectable<EndpointTable>): EndpointRecord {

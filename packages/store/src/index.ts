@@ -33,8 +33,6 @@ export {
 export { type EmitResult, emitEvent, emitEvents, type NewEvent } from "./emit.js";
 export {
   BACKLOG_PAGE,
-  cancelPendingOf,
-  type EndpointRow,
   type FailedSince,
   type ReopenedPage,
   reopenFailedPage,

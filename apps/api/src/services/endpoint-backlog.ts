@@ -1,4 +1,4 @@
-import { cancelPendingOf, type EndpointRow, type FailedSince, reopenFailedPage } from "@hookline/store";
+import { type FailedSince, reopenFailedPage } from "@hookline/store";
 import type { ApiDeps } from "../deps.js";
 import { enqueueCommitted } from "./enqueue-committed.js";
 
@@ -35,23 +35,4 @@ export async function requeueFailed(
     after = page.after;
   } while (after !== undefined && !signal.aborted);
   return requeued;
-}
-
-/**
- * Cancels a deleted endpoint's pending deliveries. The endpoint is gone either way, so a failure
- * here is logged, not answered: what is left is cancelled by the worker that takes it, which
- * finds its endpoint gone, or by the sweeper's turn for a delivery whose job was discarded.
- */
-export async function cancelDeletedBacklog(
-  deps: Pick<ApiDeps, "db" | "log">,
-  endpoint: EndpointRow,
-  now: Date,
-): Promise<void> {
-  await cancelPendingOf(deps.db, endpoint, now).catch((error: unknown) =>
-    deps.log.warn("could not cancel every pending delivery of a deleted endpoint; the rest at their turn", {
-      tenantId: endpoint.tenantId,
-      endpointId: endpoint.endpointId,
-      error: error instanceof Error ? error.message : String(error),
-    }),
-  );
 }

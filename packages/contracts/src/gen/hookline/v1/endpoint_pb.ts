@@ -576,8 +576,8 @@ export const EndpointService: GenService<{
     output: typeof UpdateEndpointResponseSchema;
   },
   /**
-   * DeleteEndpoint removes an endpoint and cancels its pending deliveries before it answers (any
-   * the database could not cancel then are cancelled when their turn comes).
+   * DeleteEndpoint removes an endpoint and, in the same transaction, cancels its pending
+   * deliveries.
    *
    * @generated from rpc hookline.v1.EndpointService.DeleteEndpoint
    */
@@ -600,7 +600,8 @@ export const EndpointService: GenService<{
   /**
    * RecoverEndpoint requeues, once, every failed delivery of the endpoint created since a time
    * (at most 14 days back). A large backlog is requeued a page at a time; a call cancelled or
-   * failed partway leaves what it requeued queued and the rest failed, so calling again carries on.
+   * failed partway leaves what it requeued queued and the rest failed, and calling again requeues
+   * what is failed then (a delivery whose requeued attempt failed meanwhile among them).
    *
    * @generated from rpc hookline.v1.EndpointService.RecoverEndpoint
    */
