@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from "kysely";
-import { decodePageToken, pageOf } from "./page-token.js";
+import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
 import type { AttemptTable, AttemptTriggerValue, Database, DeliveryStatusValue } from "./schema.js";
 
@@ -198,8 +198,9 @@ export async function listAttempts(
   pageSize: number,
   pageToken: string,
 ): Promise<{ items: AttemptRecord[]; nextPageToken: string }> {
-  const rows = await attemptsAfter(db, filter, decodePageToken(pageToken), pageSize + 1);
-  return pageOf(rows, pageSize, (attempt) => attempt.id);
+  const scope = pageScope("attempts", { ...filter });
+  const rows = await attemptsAfter(db, filter, decodePageToken(pageToken, scope), pageSize + 1);
+  return pageOf(rows, pageSize, (attempt) => attempt.id, scope);
 }
 
 function toAttempt(row: Selectable<AttemptTable>): AttemptRecord {

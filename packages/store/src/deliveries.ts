@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { OverdueDelivery } from "./due-deliveries.js";
 import { NotFoundError } from "./errors.js";
-import { decodePageToken, pageOf } from "./page-token.js";
+import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import type { Database, DeliveryStatusValue, DeliveryTable, EndpointStatusValue } from "./schema.js";
 
 export interface DeliveryRecord {
@@ -34,7 +34,8 @@ export async function listDeliveries(
   pageSize: number,
   pageToken: string,
 ): Promise<{ items: DeliveryRecord[]; nextPageToken: string }> {
-  const after = decodePageToken(pageToken);
+  const scope = pageScope("deliveries", { ...filter });
+  const after = decodePageToken(pageToken, scope);
   let query = db.selectFrom("deliveries").selectAll();
   if (filter.tenantId) query = query.where("tenant_id", "=", filter.tenantId);
   if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
@@ -60,7 +61,7 @@ export async function listDeliveries(
     .orderBy("seq")
     .limit(pageSize + 1)
     .execute();
-  const page = pageOf(rows, pageSize, (row) => row.seq);
+  const page = pageOf(rows, pageSize, (row) => row.seq, scope);
   return { items: page.items.map(toDelivery), nextPageToken: page.nextPageToken };
 }
 

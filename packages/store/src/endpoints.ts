@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import { cancelPendingOf } from "./endpoint-backlog.js";
 import { AlreadyExistsError, isUniqueViolation, NotFoundError, QuotaExceededError } from "./errors.js";
-import { decodePageToken, pageOf } from "./page-token.js";
+import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
 import type { Database, EndpointStatusValue, EndpointTable } from "./schema.js";
 
@@ -127,14 +127,15 @@ export async function listEndpoints(
   pageSize: number,
   pageToken: string,
 ): Promise<{ items: EndpointRecord[]; nextPageToken: string }> {
-  const after = decodePageToken(pageToken);
+  const scope = pageScope("endpoints", { tenantId });
+  const after = decodePageToken(pageToken, scope);
   let query = db.selectFrom("endpoints").selectAll().where("tenant_id", "=", tenantId);
   if (after !== undefined) query = query.where("seq", ">", after);
   const rows = await query
     .orderBy("seq")
     .limit(pageSize + 1)
     .execute();
-  const page = pageOf(rows, pageSize, (row) => row.seq);
+  const page = pageOf(rows, pageSize, (row) => row.seq, scope);
   return { items: page.items.map(toEndpoint), nextPageToken: page.nextPageToken };
 }
 

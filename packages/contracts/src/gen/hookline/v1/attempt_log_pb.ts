@@ -50,6 +50,9 @@ export type ListDeliveriesRequest = Message<"hookline.v1.ListDeliveriesRequest">
   pageSize: number;
 
   /**
+   * The previous page's next_page_token, sent with the same filters (and tenant); with others
+   * it is refused (INVALID_ARGUMENT). page_size may change from page to page.
+   *
    * @generated from field: string page_token = 6;
    */
   pageToken: string;
@@ -138,6 +141,9 @@ export type ListAttemptsRequest = Message<"hookline.v1.ListAttemptsRequest"> & {
   pageSize: number;
 
   /**
+   * The previous page's next_page_token, sent with the same filters (and tenant); with others
+   * it is refused (INVALID_ARGUMENT). page_size may change from page to page.
+   *
    * @generated from field: string page_token = 6;
    */
   pageToken: string;

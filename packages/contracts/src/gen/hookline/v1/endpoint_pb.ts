@@ -243,6 +243,9 @@ export type ListEndpointsRequest = Message<"hookline.v1.ListEndpointsRequest"> &
   pageSize: number;
 
   /**
+   * The previous page's next_page_token, sent with the same filters (and tenant); with others
+   * it is refused (INVALID_ARGUMENT). page_size may change from page to page.
+   *
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
