@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { readTestSettings } from "@hookline/testkit";
-import { createEndpoint, deleteEndpoint, emitEvents, reopenFailedPage, updateEndpoint } from "./index.js";
+import {
+  cancelPendingOf,
+  createEndpoint,
+  deleteEndpoint,
+  emitEvents,
+  reopenFailedPage,
+  updateEndpoint,
+} from "./index.js";
 import type { DeliveryStatusValue } from "./schema.js";
 import { openTestStore } from "./test-helpers.js";
 
@@ -111,39 +118,41 @@ test("a disabled endpoint's pages reopen nothing, and the walk still ends", asyn
   assert.deepEqual(await statusOf(failed), ["failed"]);
 });
 
-test("DeleteEndpoint cancels the deleted endpoint's pending deliveries page by page, in its transaction", async () => {
+test("a deleted endpoint's pending deliveries are cancelled page by page; a new endpoint with its id keeps its own", async () => {
   await endpoint("del", "ep");
-  const pending = await deliveries("del", "p", 5, NOW, "pending");
+  const early = new Date(NOW.getTime() - 60_000);
+  // Due at two times, pages of 2: the walk by due time must cross from one to the next.
+  const pending = [
+    ...(await deliveries("del", "p", 3, NOW, "pending")),
+    ...(await deliveries("del", "q", 2, early, "pending")),
+  ];
+  await store.db
+    .updateTable("deliveries")
+    .set({ next_attempt_at: early })
+    .where("id", "in", pending.slice(3))
+    .execute();
   const delivered = await deliveries("del", "d", 1, NOW, "delivered");
-  await endpoint("del", "other");
-  const others = await deliveries("del", "o", 1, NOW, "pending");
+  const deleted = await deleteEndpoint(store.db, "del", "ep", NOW);
+  await endpoint("del", "ep");
+  const successors = await deliveries("del", "n", 2, NOW, "pending");
 
-  await deleteEndpoint(store.db, "del", "ep", NOW, 2);
-  const ofEp = await store.db
-    .selectFrom("deliveries")
-    .select(["id", "status"])
-    .where("endpoint_id", "=", "ep")
-    .where("id", "in", [...pending, ...delivered])
+  assert.equal(await cancelPendingOf(store.db, deleted, NOW, 2), 5);
+  assert.deepEqual(await statusOf(pending), ["cancelled"]);
+  assert.deepEqual(await statusOf(delivered), ["delivered"]);
+  assert.deepEqual(await statusOf(successors), ["pending"], "the new endpoint's deliveries stay");
+  assert.equal(await cancelPendingOf(store.db, deleted, NOW, 2), 0);
+  await assert.rejects(deleteEndpoint(store.db, "del", "nope", NOW), /endpoint "nope" not found/);
+});
+
+test("deliveries made before they recorded their endpoint's seq are cancelled with the row", async () => {
+  await endpoint("unbound", "ep");
+  const old = await deliveries("unbound", "u", 3, NOW, "pending");
+  await store.db
+    .updateTable("deliveries")
+    .set({ endpoint_seq: null } as never)
+    .where("id", "in", old)
     .execute();
-  assert.deepEqual(
-    [...new Set(ofEp.filter((row) => pending.includes(row.id)).map((row) => row.status))],
-    ["cancelled"],
-  );
-  assert.equal(ofEp.filter((row) => row.status === "cancelled").length, 5);
-  assert.deepEqual(
-    [...new Set(ofEp.filter((row) => delivered.includes(row.id)).map((row) => row.status))],
-    ["delivered"],
-  );
-  const otherStatuses = await store.db
-    .selectFrom("deliveries")
-    .select("status")
-    .where("endpoint_id", "=", "other")
-    .where("id", "in", others)
-    .execute();
-  assert.deepEqual(
-    otherStatuses.map((row) => row.status),
-    ["pending"],
-    "another endpoint's deliveries stay",
-  );
-  await assert.rejects(deleteEndpoint(store.db, "del", "ep", NOW), /endpoint "ep" not found/);
+  await deleteEndpoint(store.db, "unbound", "ep", NOW);
+  // Before any page: a new endpoint taking the id now must not find them pending.
+  assert.deepEqual(await statusOf(old), ["cancelled"]);
 });

@@ -60,41 +60,80 @@ export async function reopenFailedPage(
   };
 }
 
+/** An endpoint row that was deleted: its id may be taken again, its seq never. */
+export interface DeletedEndpoint {
+  tenantId: string;
+  endpointId: string;
+  seq: string;
+}
+
 /**
- * Cancels the pending deliveries made for the endpoint row `seq` (deliveries made before
- * endpoint_seq was recorded match by id alone), a page per statement, and returns how many. Run
- * inside the transaction that deletes the row, so the two are one change: no statement grows with
- * the backlog, and no new endpoint can take the id while the old one's deliveries are pending.
+ * Cancels the pending deliveries made for a deleted endpoint row, a page per statement, each
+ * committed, and returns how many. Pages go forward by due time: PostgreSQL often reads them
+ * through the index of every tenant's pending deliveries by due time, and without the lower bound
+ * each page walked again past every other backlog due earlier (a million took 67 s beside another
+ * tenant's 500,000; with it, 17 s). Committed pages, too: in one transaction each page walked
+ * again past the entries of rows it had already cancelled, which only a commit lets go.
  */
 export async function cancelPendingOf(
-  tx: Kysely<Database>,
-  endpoint: { tenantId: string; endpointId: string; seq: string },
+  db: Kysely<Database>,
+  endpoint: DeletedEndpoint,
   now: Date,
   pageSize = BACKLOG_PAGE,
 ): Promise<number> {
   let cancelled = 0;
+  let from: Date | null = null;
   for (;;) {
-    // The first pending ones left. In one transaction the index entries of rows already cancelled
-    // are read again on each page; measured on PostgreSQL 15 the walk still stays linear (a
-    // million in 11 s, what one statement took).
-    const page = await tx
+    let query = db
       .selectFrom("deliveries")
-      .select("id")
+      .select(["id", "next_attempt_at"])
       .where("tenant_id", "=", endpoint.tenantId)
       .where("endpoint_id", "=", endpoint.endpointId)
       .where("status", "=", "pending")
-      .where((eb) => eb.or([eb("endpoint_seq", "=", endpoint.seq), eb("endpoint_seq", "is", null)]))
-      .limit(pageSize)
-      .execute();
+      .where("endpoint_seq", "=", endpoint.seq);
+    // A pending delivery always has a due time (the sweeper finds lost ones by it).
+    if (from !== null) query = query.where("next_attempt_at", ">=", from);
+    const page = await query.orderBy("next_attempt_at").limit(pageSize).execute();
     if (page.length === 0) return cancelled;
-    const result = await tx
-      .updateTable("deliveries")
-      .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
-      .where("id", "=", sql<string>`any(${sql.val(page.map((row) => row.id))}::text[])`)
-      // Read committed re-checks this on a row changed meanwhile: one just delivered stays so.
-      .where("status", "=", "pending")
-      .executeTakeFirst();
-    cancelled += Number(result.numUpdatedRows);
-    if (page.length < pageSize) return cancelled;
+    cancelled += await cancelIfPending(
+      db,
+      page.map((row) => row.id),
+      now,
+    );
+    const last = page[page.length - 1]?.next_attempt_at ?? null;
+    if (page.length < pageSize || last === null) return cancelled;
+    from = last;
   }
+}
+
+/**
+ * In the transaction that deletes the endpoint row: cancels its pending deliveries made before
+ * deliveries recorded their endpoint's seq, which match any endpoint with the id. Left for the
+ * pages after the commit, a new endpoint taking the id meanwhile would be sent them.
+ */
+export async function cancelUnboundPendingOf(
+  tx: Kysely<Database>,
+  tenantId: string,
+  endpointId: string,
+  now: Date,
+): Promise<void> {
+  await tx
+    .updateTable("deliveries")
+    .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
+    .where("tenant_id", "=", tenantId)
+    .where("endpoint_id", "=", endpointId)
+    .where("status", "=", "pending")
+    .where("endpoint_seq", "is", null)
+    .execute();
+}
+
+async function cancelIfPending(db: Kysely<Database>, ids: string[], now: Date): Promise<number> {
+  const result = await db
+    .updateTable("deliveries")
+    .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
+    .where("id", "=", sql<string>`any(${sql.val(ids)}::text[])`)
+    // Read committed re-checks this on a row changed meanwhile: one just delivered stays so.
+    .where("status", "=", "pending")
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

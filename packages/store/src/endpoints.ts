@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from "kysely";
-import { cancelPendingOf } from "./endpoint-backlog.js";
+import { cancelUnboundPendingOf, type DeletedEndpoint } from "./endpoint-backlog.js";
 import { AlreadyExistsError, isUniqueViolation, NotFoundError, QuotaExceededError } from "./errors.js";
 import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
@@ -171,18 +171,17 @@ export async function updateEndpoint(
 }
 
 /**
- * Deletes an endpoint and cancels its pending deliveries in the same transaction: nothing is left
- * for a worker to open its queue for, and a new endpoint cannot take the id in between. The
- * cancel goes a page per statement, so none grows with the backlog.
+ * Deletes an endpoint row and returns it, for cancelPendingOf to cancel its pending deliveries
+ * next, a page at a time. Until then a worker that takes one finds its endpoint gone and cancels
+ * it without a request; those that match the id alone are cancelled here, with the row.
  */
 export async function deleteEndpoint(
   db: Kysely<Database>,
   tenantId: string,
   id: string,
   now: Date,
-  pageSize?: number,
-): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+): Promise<DeletedEndpoint> {
+  return db.transaction().execute(async (tx) => {
     const row = await tx
       .deleteFrom("endpoints")
       .where("tenant_id", "=", tenantId)
@@ -190,7 +189,8 @@ export async function deleteEndpoint(
       .returning("seq")
       .executeTakeFirst();
     if (!row) throw new NotFoundError(`endpoint "${id}"`);
-    await cancelPendingOf(tx, { tenantId, endpointId: id, seq: row.seq }, now, pageSize);
+    await cancelUnboundPendingOf(tx, tenantId, id, now);
+    return { tenantId, endpointId: id, seq: row.seq };
   });
 }
 

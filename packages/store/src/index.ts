@@ -33,6 +33,8 @@ export {
 export { type EmitResult, emitEvent, emitEvents, type NewEvent } from "./emit.js";
 export {
   BACKLOG_PAGE,
+  cancelPendingOf,
+  type DeletedEndpoint,
   type FailedSince,
   type ReopenedPage,
   reopenFailedPage,

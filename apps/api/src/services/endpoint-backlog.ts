@@ -1,4 +1,4 @@
-import { type FailedSince, reopenFailedPage } from "@hookline/store";
+import { cancelPendingOf, type DeletedEndpoint, type FailedSince, reopenFailedPage } from "@hookline/store";
 import type { ApiDeps } from "../deps.js";
 import { enqueueCommitted } from "./enqueue-committed.js";
 
@@ -35,4 +35,24 @@ export async function requeueFailed(
     after = page.after;
   } while (after !== undefined && !signal.aborted);
   return requeued;
+}
+
+/**
+ * Cancels a deleted endpoint's pending deliveries before DeleteEndpoint answers. The endpoint is
+ * gone either way, so a failure here is logged, not answered: what is left is cancelled by the
+ * worker that takes it (its endpoint is gone), or at its due time by the sweeper when its job was
+ * discarded with the queue.
+ */
+export async function cancelDeletedBacklog(
+  deps: Pick<ApiDeps, "db" | "log">,
+  endpoint: DeletedEndpoint,
+  now: Date,
+): Promise<void> {
+  await cancelPendingOf(deps.db, endpoint, now).catch((error: unknown) =>
+    deps.log.warn("could not cancel every pending delivery of a deleted endpoint; the rest at their turn", {
+      tenantId: endpoint.tenantId,
+      endpointId: endpoint.endpointId,
+      error: error instanceof Error ? error.message : String(error),
+    }),
+  );
 }

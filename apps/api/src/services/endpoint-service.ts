@@ -28,7 +28,7 @@ import {
   requireUrl,
   timestamp,
 } from "../validate.js";
-import { requeueFailed } from "./endpoint-backlog.js";
+import { cancelDeletedBacklog, requeueFailed } from "./endpoint-backlog.js";
 
 const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
 const MAX_ROTATION_GRACE_MS = 30 * 24 * 3_600_000;
@@ -158,9 +158,10 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
     async deleteEndpoint(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const endpointId = requireId("id", endpointFor(ctx, req.id));
-      await deleteEndpoint(deps.db, tenantId, endpointId, deps.now());
-      // The store cancelled its pending deliveries; the queue's jobs and settings go too. Should
-      // this fail, what is left is harmless: the jobs find their deliveries cancelled.
+      const deleted = await deleteEndpoint(deps.db, tenantId, endpointId, deps.now());
+      await cancelDeletedBacklog(deps, deleted, deps.now());
+      // The queue's jobs and settings go too. Should this fail, what is left is harmless: the
+      // jobs find their deliveries cancelled, or their endpoint gone.
       await deps.producer.discard({ tenantId, endpointId }).catch((error: unknown) =>
         deps.log.warn("could not remove a deleted endpoint's queue", {
           endpointId,

@@ -579,8 +579,8 @@ export const EndpointService: GenService<{
     output: typeof UpdateEndpointResponseSchema;
   },
   /**
-   * DeleteEndpoint removes an endpoint and, in the same transaction, cancels its pending
-   * deliveries.
+   * DeleteEndpoint removes an endpoint and cancels its pending deliveries before it answers (any
+   * the database could not cancel then are cancelled when their turn comes).
    *
    * @generated from rpc hookline.v1.EndpointService.DeleteEndpoint
    */
