@@ -42,7 +42,7 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
     }
     case "endpoints delete": {
       // No deadline: the delete cancels the endpoint's whole backlog before it answers (about
-      // 17 s a million), and a deadline would report a failure for a delete that went through.
+      // 30 s a million), and a deadline would report a failure for a delete that went through.
       await client.endpoints.deleteEndpoint({ tenantId, id }, { signal: ctx.signal });
       ctx.out(ctx.json ? `${JSON.stringify({ tenantId, id, deleted: true })}\n` : `deleted endpoint ${id}\n`);
       return;
