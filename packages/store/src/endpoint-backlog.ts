@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { reopening, toReopened } from "./deliveries.js";
+import { cancelDeliveries, reopening, toReopened } from "./deliveries.js";
 import type { OverdueDelivery } from "./due-deliveries.js";
 import type { Database } from "./schema.js";
 
@@ -96,11 +96,10 @@ export async function cancelPendingOf(
     if (from !== null) query = query.where("next_attempt_at", ">=", from);
     const page = await query.orderBy("next_attempt_at").limit(pageSize).execute();
     if (page.length === 0) return cancelled;
-    cancelled += await cancelIfPending(
-      db,
-      page.map((row) => row.id),
-      now,
-    );
+    // Only those still pending: read committed re-checks a row changed meanwhile, so one just
+    // delivered stays delivered.
+    const ids = page.map((row) => row.id);
+    cancelled += (await cancelDeliveries(db, ids, now)).length;
     const last = page[page.length - 1]?.next_attempt_at ?? null;
     if (page.length < pageSize || last === null) return cancelled;
     from = last;
@@ -126,15 +125,4 @@ export async function cancelUnboundPendingOf(
     .where("status", "=", "pending")
     .where("endpoint_seq", "is", null)
     .execute();
-}
-
-async function cancelIfPending(db: Kysely<Database>, ids: string[], now: Date): Promise<number> {
-  const result = await db
-    .updateTable("deliveries")
-    .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
-    .where("id", "=", sql<string>`any(${sql.val(ids)}::text[])`)
-    // Read committed re-checks this on a row changed meanwhile: one just delivered stays so.
-    .where("status", "=", "pending")
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
 }

@@ -7,8 +7,8 @@ import { enqueueCommitted } from "./enqueue-committed.js";
  * time: each page is committed, then queued, before the next is read. So memory and each
  * statement stay small however large the backlog, and Emit calls that arrive meanwhile are queued
  * between two pages instead of behind all of them. A cancelled call stops between pages: what it
- * reopened is queued, the rest is still failed, and calling again carries on. Returns how many
- * were requeued.
+ * reopened is queued, the rest is still failed, and calling again requeues what is failed then.
+ * Returns how many were requeued.
  */
 export async function requeueFailed(
   deps: Pick<ApiDeps, "db" | "producer" | "log">,

@@ -158,8 +158,9 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
     async deleteEndpoint(req, ctx) {
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const endpointId = requireId("id", endpointFor(ctx, req.id));
-      const deleted = await deleteEndpoint(deps.db, tenantId, endpointId, deps.now());
-      await cancelDeletedBacklog(deps, deleted, deps.now());
+      const now = deps.now();
+      const deleted = await deleteEndpoint(deps.db, tenantId, endpointId, now);
+      await cancelDeletedBacklog(deps, deleted, now);
       // The queue's jobs and settings go too. Should this fail, what is left is harmless: the
       // jobs find their deliveries cancelled, or their endpoint gone.
       await deps.producer.discard({ tenantId, endpointId }).catch((error: unknown) =>
