@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { readTestSettings } from "@hookline/testkit";
+import { eventually, readTestSettings } from "@hookline/testkit";
+import { sql } from "kysely";
 import {
   type AttemptResult,
   cancelDeliveries,
   createEndpoint,
   disableFailingEndpoints,
   emitEvent,
+  getDelivery,
   getEndpoint,
   getEvent,
   listAttempts,
@@ -107,6 +109,64 @@ test("once reopened by hand, a delivery takes only its manual attempt: a schedul
   assert.ok(afterHand);
   const [scheduled] = await recordAttempts(store.db, [result(id, 3)], now);
   assert.ok(scheduled, "a scheduled attempt after the manual one is recorded");
+});
+
+test("an attempt under way when its delivery was cancelled is logged: a success delivers it, a failure leaves it cancelled", async () => {
+  const succeeded = await deliveryTo("late", "ep", { id: "ok", type: "x" });
+  const failed = await deliveryTo("late", "ep2", { id: "bad", type: "x" });
+  // Both requests were sent; then the endpoint was deleted, cancelling its deliveries.
+  await cancelDeliveries(store.db, [succeeded, failed], now);
+  const ids = await recordAttempts(
+    store.db,
+    [
+      result(succeeded, 1, { responseStatus: 200, deliveryStatus: "delivered", nextAttemptAt: null }),
+      result(failed, 1),
+    ],
+    now,
+  );
+  assert.ok(
+    ids.every((id) => id !== undefined),
+    "both attempts are logged",
+  );
+  const after = await Promise.all([succeeded, failed].map((id) => getDelivery(store.db, "late", id)));
+  assert.deepEqual(
+    after.map((d) => [d.status, d.attemptCount, d.nextAttemptAt]),
+    [
+      ["delivered", 1, null],
+      ["cancelled", 1, null],
+    ],
+  );
+  const { items } = await listAttempts(store.db, { deliveryId: failed }, 10, "");
+  assert.deepEqual(
+    items.map((a) => a.deliveryStatus),
+    ["cancelled"],
+    "the attempt says where it left the delivery",
+  );
+  const [again] = await recordAttempts(store.db, [result(failed, 1)], now);
+  assert.equal(again, undefined, "a job that ran again logs nothing more");
+});
+
+test("a cancel that commits while the attempt's record waits for the row is kept", {
+  skip: settings.kind === "embedded" && "one embedded session runs one transaction at a time: no race",
+}, async () => {
+  const id = await deliveryTo("race", "ep", { id: "e", type: "x" });
+  const deletion = await store.db.startTransaction().execute();
+  assert.deepEqual(await cancelDeliveries(deletion, [id], now), [id]);
+  // The record read the delivery as pending and now waits for the deletion's row lock.
+  const recording = recordAttempts(store.db, [result(id, 1)], now);
+  await eventually(
+    async () => {
+      const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+           where wait_event_type = 'Lock' and datname = current_database()`.execute(store.db);
+      return rows[0]?.n ?? 0;
+    },
+    (waiting) => waiting > 0,
+  );
+  await deletion.commit().execute();
+  assert.ok((await recording)[0], "the attempt is logged");
+  const delivery = await getDelivery(store.db, "race", id);
+  assert.deepEqual([delivery.status, delivery.attemptCount, delivery.nextAttemptAt], ["cancelled", 1, null]);
 });
 
 test("a 410 disables the endpoint with its reason", async () => {

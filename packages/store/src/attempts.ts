@@ -39,11 +39,11 @@ export interface AttemptResult {
 /**
  * Records a batch of attempts in ONE statement (so one transaction and one round trip: the
  * explicit transaction's five round trips were most of the worker's store time). Each is written
- * only if its delivery is still pending at attempt_number - 1, so a job that runs twice yields
- * one row per attempt number. The same statement moves the deliveries on, tracks each endpoint's
- * run of failures, and disables the endpoints that answered 410. Returns, per input, the new
- * attempt id, or undefined when it was not recorded. Telling the watchers (the runtime's
- * attemptsRecorded signal) is the caller's part, once this has committed.
+ * only if its delivery is at attempt_number - 1, pending or cancelled during the attempt, so a job
+ * that runs twice yields one row per attempt number. The same statement moves the deliveries on,
+ * tracks each endpoint's run of failures, and disables the endpoints that answered 410. Returns,
+ * per input, the new attempt id, or undefined when it was not recorded. Telling the watchers (the
+ * runtime's attemptsRecorded signal) is the caller's part, once this has committed.
  */
 export async function recordAttempts(
   db: Kysely<Database>,
@@ -59,6 +59,11 @@ export async function recordAttempts(
     when r.latest_ok then null
     when r.last_ok is not null then r.first_fail_after_ok
     else coalesce(ep.failing_since, r.first_fail_after_ok) end`;
+  // Where the attempt leaves delivery d: as the worker decided, unless d was cancelled meanwhile,
+  // which only a success overrides (the receiver has it).
+  const leftAt = (d: string) => sql`case
+    when ${sql.raw(d)}.status = 'cancelled' and i.delivery_status <> 'delivered' then 'cancelled'
+    else i.delivery_status end`;
   // Data-modifying WITH clauses run to completion whether or not the final select reads them.
   const recorded = await sql<{ delivery_id: string; attempt_number: number; id: string }>`
     with
@@ -90,9 +95,11 @@ export async function recordAttempts(
       insert into hookline.attempts (tenant_id, delivery_id, event_id, endpoint_id, attempt_number, started_at,
                             duration_ms, response_status, response_body, error, delivery_status, trigger)
       select d.tenant_id, d.id, d.event_id, d.endpoint_id, i.attempt_number, i.started_at,
-             i.duration_ms, i.response_status, i.response_body, i.error, i.delivery_status, i.trigger
+             i.duration_ms, i.response_status, i.response_body, i.error, ${leftAt("d")}, i.trigger
       from input i join target d on d.id = i.delivery_id
-      where d.status = 'pending' and d.attempt_count = i.attempt_number - 1
+      -- A delivery cancelled while its attempt was under way (its endpoint deleted) still logs
+      -- that attempt: the receiver got the request.
+      where d.status in ('pending', 'cancelled') and d.attempt_count = i.attempt_number - 1
         -- Once reopened by hand, only the manual attempt counts: a scheduled one that was still
         -- under way when the delivery was cancelled must not take its place and start a schedule.
         and (not d.next_attempt_manual or i.trigger = 'manual')
@@ -101,11 +108,14 @@ export async function recordAttempts(
       returning id, tenant_id, endpoint_id, delivery_id, attempt_number, started_at, response_status
     ),
     moved_on as (
+      -- Set from the row as it is when updated: a cancel that commits while this statement waits
+      -- for the row is kept, as is a record of the same attempt that got there first.
       update hookline.deliveries d
-      set status = i.delivery_status, attempt_count = i.attempt_number,
-          next_attempt_at = i.next_attempt_at, next_attempt_manual = false, updated_at = ${now}
+      set status = ${leftAt("d")}, attempt_count = i.attempt_number,
+          next_attempt_at = case when ${leftAt("d")} = 'pending' then i.next_attempt_at end,
+          next_attempt_manual = false, updated_at = ${now}
       from inserted ins join input i on i.delivery_id = ins.delivery_id and i.attempt_number = ins.attempt_number
-      where d.id = ins.delivery_id
+      where d.id = ins.delivery_id and d.attempt_count = i.attempt_number - 1
     ),
     -- Per endpoint: its current run of failures (auto-disable reads it; a success ends it), and
     -- whether an attempt it answered with 410 asks for it to be disabled.
