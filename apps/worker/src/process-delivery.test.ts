@@ -44,7 +44,7 @@ function harness(delivery: DeliveryWork | undefined, answer: AttemptOutcome) {
     loadWork: async () => delivery,
     recordAttempt: async (result) => {
       recorded.push(result);
-      return "1";
+      return { id: "1", deliveryStatus: result.deliveryStatus };
     },
     cancel: async (id) => {
       cancelled.push(id);
@@ -179,6 +179,13 @@ test("a disabled or deleted endpoint cancels the delivery without a request", as
 test("an attempt already recorded elsewhere schedules no second retry", async () => {
   const h = harness(work(), unavailable);
   h.deps.recordAttempt = async () => undefined;
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
+  assert.deepEqual(h.enqueued, []);
+});
+
+test("an attempt whose delivery was cancelled while it was under way schedules no retry", async () => {
+  const h = harness(work(), unavailable);
+  h.deps.recordAttempt = async () => ({ id: "1", deliveryStatus: "cancelled" });
   await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
   assert.deepEqual(h.enqueued, []);
 });

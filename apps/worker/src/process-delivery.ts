@@ -7,14 +7,14 @@ import {
 } from "@hookline/delivery";
 import type { DeliveryJobData, DeliveryProducer } from "@hookline/queue";
 import { parseSecret, webhookHeaders } from "@hookline/signing";
-import type { AttemptResult, DeliveryStatusValue, DeliveryWork } from "@hookline/store";
+import type { AttemptResult, DeliveryStatusValue, DeliveryWork, RecordedAttempt } from "@hookline/store";
 import { envelopeOf } from "./envelope.js";
 
 /** What processing one delivery job needs; every piece is passed in so tests can swap clocks and randomness. */
 export interface DeliveryDeps {
   loadWork(deliveryId: string): Promise<DeliveryWork | undefined>;
-  /** Resolves to the attempt id, or undefined when this attempt was already recorded elsewhere. */
-  recordAttempt(result: AttemptResult): Promise<string | undefined>;
+  /** Resolves to the attempt as recorded, or undefined when it was already recorded elsewhere. */
+  recordAttempt(result: AttemptResult): Promise<RecordedAttempt | undefined>;
   cancel(deliveryId: string): Promise<void>;
   /**
    * Runs the writes that follow an answer (recording the attempt, queuing the next): the worker
@@ -108,7 +108,8 @@ export async function processDelivery(
   const delivery = { id: work.id, tenantId: work.tenantId, endpointId: work.endpointId };
   const writes = async () => {
     const recorded = await deps.recordAttempt(result);
-    if (recorded !== undefined && nextAttemptAt !== undefined)
+    // Not when the delivery was cancelled during the attempt (its endpoint deleted).
+    if (recorded?.deliveryStatus === "pending" && nextAttemptAt !== undefined)
       await scheduleAttempt(deps, delivery, due + 1, nextAttemptAt);
   };
   // A 410 disables the endpoint in the same write: the job waits for it, so the endpoint's next

@@ -9,6 +9,7 @@ import {
   cancelDeliveries,
   type DeliveryWork,
   loadDeliveryWork,
+  type RecordedAttempt,
   recordAttempts,
   type StoreDb,
 } from "@hookline/store";
@@ -90,11 +91,11 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const rows = new Map((await loadDeliveryWork(deps.db, ids)).map((work) => [work.id, work]));
     return ids.map((id) => rows.get(id));
   });
-  const recorder = new Batcher<AttemptResult, string | undefined>(async (results) => {
-    const ids = await recordAttempts(deps.db, results, new Date(now()));
-    if (ids.some((id) => id !== undefined)) deps.attemptsRecorded?.publish();
-    if (deps.metrics) countRecorded(deps.metrics, results, ids);
-    return ids;
+  const recorder = new Batcher<AttemptResult, RecordedAttempt | undefined>(async (results) => {
+    const recorded = await recordAttempts(deps.db, results, new Date(now()));
+    if (recorded.some((attempt) => attempt !== undefined)) deps.attemptsRecorded?.publish();
+    if (deps.metrics) countRecorded(deps.metrics, results, recorded);
+    return recorded;
   });
   // In an outage every retry's add fails: the first is logged, the rest counted once a minute.
   const deferredWriteFailed = coalescedLog(
@@ -247,12 +248,13 @@ const SILENT: Logger = { info() {}, warn() {}, error() {} };
 function countRecorded(
   metrics: HooklineMetrics,
   results: AttemptResult[],
-  ids: (string | undefined)[],
+  recorded: (RecordedAttempt | undefined)[],
 ): void {
   for (const [i, result] of results.entries()) {
-    if (ids[i] === undefined) continue;
+    const attempt = recorded[i];
+    if (attempt === undefined) continue;
     metrics.attempts.inc({ status_class: statusClassOf(result.responseStatus) });
     metrics.attemptDuration.observe(result.durationMs / 1000);
-    if (result.deliveryStatus !== "pending") metrics.deliveries.inc({ outcome: result.deliveryStatus });
+    if (attempt.deliveryStatus !== "pending") metrics.deliveries.inc({ outcome: attempt.deliveryStatus });
   }
 }

@@ -36,20 +36,30 @@ export interface AttemptResult {
   disableEndpointReason?: string;
 }
 
+/** An attempt as recorded: its id, and where it left its delivery. */
+export interface RecordedAttempt {
+  id: string;
+  /**
+   * The attempt's outcome, except for a delivery cancelled while the attempt was under way, which
+   * stays cancelled unless the attempt succeeded: then no retry follows.
+   */
+  deliveryStatus: DeliveryStatusValue;
+}
+
 /**
  * Records a batch of attempts in ONE statement (so one transaction and one round trip: the
  * explicit transaction's five round trips were most of the worker's store time). Each is written
  * only if its delivery is at attempt_number - 1, pending or cancelled during the attempt, so a job
  * that runs twice yields one row per attempt number. The same statement moves the deliveries on,
  * tracks each endpoint's run of failures, and disables the endpoints that answered 410. Returns,
- * per input, the new attempt id, or undefined when it was not recorded. Telling the watchers (the
+ * per input, the attempt as recorded, or undefined when it was not. Telling the watchers (the
  * runtime's attemptsRecorded signal) is the caller's part, once this has committed.
  */
 export async function recordAttempts(
   db: Kysely<Database>,
   results: readonly AttemptResult[],
   now: Date,
-): Promise<(string | undefined)[]> {
+): Promise<(RecordedAttempt | undefined)[]> {
   if (results.length === 0) return [];
   const column = <T>(pick: (r: AttemptResult) => T) => sql.val(results.map(pick));
   // An endpoint's run of failures after this batch (endpoint ep, per_endpoint r below): none after
@@ -65,7 +75,12 @@ export async function recordAttempts(
     when ${sql.raw(d)}.status = 'cancelled' and i.delivery_status <> 'delivered' then 'cancelled'
     else i.delivery_status end`;
   // Data-modifying WITH clauses run to completion whether or not the final select reads them.
-  const recorded = await sql<{ delivery_id: string; attempt_number: number; id: string }>`
+  const recorded = await sql<{
+    delivery_id: string;
+    attempt_number: number;
+    id: string;
+    delivery_status: DeliveryStatusValue;
+  }>`
     with
     -- Attempt ids are a resume cursor: serialising these statements makes ids become visible in
     -- increasing order, so a reader that saw id N has already seen every smaller id. Every row
@@ -105,7 +120,7 @@ export async function recordAttempts(
         and (not d.next_attempt_manual or i.trigger = 'manual')
       order by i.ord
       on conflict (delivery_id, attempt_number) do nothing
-      returning id, tenant_id, endpoint_id, delivery_id, attempt_number, started_at, response_status
+      returning id, tenant_id, endpoint_id, delivery_id, attempt_number, started_at, response_status, delivery_status
     ),
     moved_on as (
       -- Set from the row as it is when updated: a cancel that commits while this statement waits
@@ -145,12 +160,15 @@ export async function recordAttempts(
         -- rather than given a new row version, and its index entries, with every batch.
         and (r.disable_reason is not null or ep.failing_since is distinct from ${failingSince})
     )
-    select delivery_id, attempt_number, id from inserted
+    select delivery_id, attempt_number, id, delivery_status from inserted
   `.execute(db);
-  const ids = new Map(
-    recorded.rows.map((row) => [`${row.delivery_id}#${row.attempt_number}`, String(row.id)]),
+  const byAttempt = new Map(
+    recorded.rows.map((row) => [
+      `${row.delivery_id}#${row.attempt_number}`,
+      { id: String(row.id), deliveryStatus: row.delivery_status },
+    ]),
   );
-  return results.map((r) => ids.get(`${r.deliveryId}#${r.attemptNumber}`));
+  return results.map((r) => byAttempt.get(`${r.deliveryId}#${r.attemptNumber}`));
 }
 
 /** Which attempts to list or stream; an unset or empty field matches any value. */

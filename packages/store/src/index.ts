@@ -6,6 +6,7 @@ export {
   lastAttemptId,
   listAttempts,
   matchesAttemptFilter,
+  type RecordedAttempt,
   recordAttempts,
 } from "./attempts.js";
 export { connectStore, type StoreConnection, type StoreDb } from "./connect.js";
