@@ -20,6 +20,11 @@ const CONSOLE_DIR = fileURLToPath(new URL("../../console/dist/", import.meta.url
 export interface ApiServer extends ListeningServer {
   /** WatchAttempts streams currently open. */
   readonly openStreams: number;
+  /**
+   * Stops taking calls and closes once those under way have answered (or after a bound). Calls
+   * working through a backlog are told to stop at their next page when this is called.
+   */
+  close(): Promise<void>;
 }
 
 /** Builds and starts the api from configuration; RPCs are counted in hooks.metrics when given. */
@@ -35,6 +40,7 @@ export async function startApiFromConfig(
     safetyPollMs: config.watchPollIntervalMs,
   });
   const now = () => new Date();
+  const stopping = new AbortController();
   const unsubscribe = await infra.signals.attemptsRecorded.subscribe(() => attemptFeed.wake());
   let server: Awaited<ReturnType<typeof startApiServer>>;
   try {
@@ -56,6 +62,7 @@ export async function startApiFromConfig(
         onEndpointsChanged: () => infra.signals.endpointsChanged.publish(),
         checkStore: () => ping(infra.store.db),
         log,
+        stopping: stopping.signal,
         ...(config.faultExitAfterCommit > 0 && {
           emitEvent: exitAfterCommits(createEmitBatcher(infra.store.db, now), config.faultExitAfterCommit),
         }),
@@ -80,6 +87,8 @@ export async function startApiFromConfig(
       return attemptFeed.openStreams;
     },
     async close() {
+      // Before the first await, so calls under way are told as close() is called.
+      stopping.abort();
       // Ending the streams first lets the HTTP/2 sessions close promptly.
       unsubscribe();
       attemptFeed.close();

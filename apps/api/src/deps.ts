@@ -30,6 +30,11 @@ export interface ApiDeps {
   /** Whether the store answers now; gRPC health reports NOT_SERVING while it does not. */
   checkStore(): Promise<boolean>;
   log: Logger;
+  /**
+   * Aborted as the api starts to shut down: calls that work through a backlog a page at a time
+   * (RecoverEndpoint, DeleteEndpoint) answer after their current page instead of being cut off.
+   */
+  stopping: AbortSignal;
   /** Commits an Emit; defaults to a group-committing batcher over `db`. */
   emitEvent?: (event: NewEvent) => Promise<EmitResult>;
 }

@@ -33,8 +33,8 @@ await runMain(log, async () => {
     ...(metricsServer && { metrics: metricsServer.port }),
   });
   onShutdownSignal(async () => {
-    await metricsServer?.close();
     await running.close();
+    await metricsServer?.close();
     await infra.close();
   }, log.info);
 });

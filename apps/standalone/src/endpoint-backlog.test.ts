@@ -1,10 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { DeliveryStatus } from "@hookline/contracts";
-import { BACKLOG_PAGE, type DeliveryStatusValue, emitEvents } from "@hookline/store";
+import {
+  BACKLOG_PAGE,
+  connectStore,
+  type DeliveryStatusValue,
+  emitEvents,
+  type StoreDb,
+} from "@hookline/store";
 import { eventually, readTestSettings } from "@hookline/testkit";
-import { sharedTestService } from "./test-helpers.js";
+import { sql } from "kysely";
+import { sharedTestService, startTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const shared = sharedTestService(settings, { HOOKLINE_RETRY_SCHEDULE: "1h" });
@@ -13,8 +21,11 @@ const shared = sharedTestService(settings, { HOOKLINE_RETRY_SCHEDULE: "1h" });
 const BACKLOG = BACKLOG_PAGE + 200;
 
 /** Writes a backlog straight into the store (as a long outage would leave it); returns the ids. */
-async function backlog(tenantId: string, status: DeliveryStatusValue): Promise<string[]> {
-  const db = shared.svc.service.infra.store.db;
+async function backlog(
+  tenantId: string,
+  status: DeliveryStatusValue,
+  db: StoreDb = shared.svc.service.infra.store.db,
+): Promise<string[]> {
   const events = Array.from({ length: BACKLOG }, (_, n) => ({
     tenantId,
     id: `ev${n}`,
@@ -78,4 +89,77 @@ test("DeleteEndpoint has cancelled a backlog larger than a page when it answers"
   await shared.svc.endpoints.deleteEndpoint({ tenantId: "big-delete", id: "ep" });
   assert.deepEqual(await statuses("big-delete"), [[DeliveryStatus.CANCELLED, BACKLOG]]);
   assert.equal(r.requests.length, 0);
+});
+
+test("an api shutting down ends a backlog call at its next page: a delete answers, a recovery answers UNAVAILABLE with its count", {
+  skip:
+    settings.kind === "embedded" &&
+    "holding rows needs a second session, which the embedded database has not",
+}, async () => {
+  const svc = await startTestService(settings, { HOOKLINE_RETRY_SCHEDULE: "1h" });
+  const r = await shared.receiver();
+  const db = svc.service.infra.store.db;
+  const holder = await connectStore({ databaseUrl: String(svc.backend.databaseUrl) });
+  try {
+    for (const tenantId of ["stop-delete", "stop-recover"]) {
+      await svc.endpoints.createEndpoint({ tenantId, id: "ep", url: r.url });
+    }
+    await backlog("stop-delete", "pending", db);
+    await backlog("stop-recover", "failed", db);
+    // Held rows keep both calls in their first page while the api is told to stop.
+    const hold = await holder.db.startTransaction().execute();
+    await sql`select id from hookline.deliveries for update`.execute(hold);
+    const deleting = svc.endpoints.deleteEndpoint({ tenantId: "stop-delete", id: "ep" });
+    const recovering = svc.endpoints.recoverEndpoint({
+      tenantId: "stop-recover",
+      id: "ep",
+      since: timestampFromDate(new Date(Date.now() - 2 * 3_600_000)),
+    });
+    await eventually(
+      async () => {
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+           where wait_event_type = 'Lock' and datname = current_database()`.execute(holder.db);
+        return rows[0]?.n ?? 0;
+      },
+      (waiting) => waiting >= 2,
+    );
+    const closing = svc.service.close();
+    await hold.commit().execute();
+
+    await deleting; // answered: the endpoint is gone
+    await assert.rejects(recovering, (error: unknown) => {
+      const e = ConnectError.from(error);
+      assert.equal(e.code, Code.Unavailable);
+      assert.match(
+        e.rawMessage,
+        new RegExp(`shutting down: ${BACKLOG_PAGE} failed deliveries were requeued; call again`),
+      );
+      return true;
+    });
+    await closing;
+    const count = async (tenantId: string, status: DeliveryStatusValue) =>
+      (
+        await holder.db
+          .selectFrom("deliveries")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("tenant_id", "=", tenantId)
+          .where("status", "=", status)
+          .executeTakeFirstOrThrow()
+      ).n;
+    assert.deepEqual(
+      [Number(await count("stop-delete", "cancelled")), Number(await count("stop-delete", "pending"))],
+      [BACKLOG_PAGE, BACKLOG - BACKLOG_PAGE],
+      "one page cancelled; the rest at their turn",
+    );
+    assert.equal(Number(await count("stop-recover", "failed")), BACKLOG - BACKLOG_PAGE, "one page requeued");
+    assert.equal(
+      (await holder.db.selectFrom("endpoints").select("id").where("tenant_id", "=", "stop-delete").execute())
+        .length,
+      0,
+    );
+  } finally {
+    await holder.close();
+    await svc.close();
+  }
 });

@@ -45,10 +45,11 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
       address: `${runningApi.host}:${runningApi.port}`,
       metricsPort: metricsServer?.port,
       close() {
-        // Stop taking calls, then let in-flight attempts finish, then release connections.
+        // Stop taking calls, then let in-flight attempts finish, then release connections. The
+        // api is told first, as close() is called (see ApiServer.close).
         closed ??= (async () => {
-          await metricsServer?.close();
           await runningApi.close();
+          await metricsServer?.close();
           await running.close();
           await infra.close();
         })();

@@ -136,11 +136,23 @@ test("a deleted endpoint's pending deliveries are cancelled page by page; a new 
   await endpoint("del", "ep");
   const successors = await deliveries("del", "n", 2, NOW, "pending");
 
-  assert.equal(await cancelPendingOf(store.db, deleted, NOW, 2), 5);
+  assert.deepEqual(
+    await cancelPendingOf(store.db, deleted, NOW, { stop: AbortSignal.abort(), pageSize: 2 }),
+    { cancelled: 0, complete: false },
+    "asked to stop, it stops before the next page",
+  );
+  assert.deepEqual(await statusOf(pending), ["pending"]);
+  assert.deepEqual(await cancelPendingOf(store.db, deleted, NOW, { pageSize: 2 }), {
+    cancelled: 5,
+    complete: true,
+  });
   assert.deepEqual(await statusOf(pending), ["cancelled"]);
   assert.deepEqual(await statusOf(delivered), ["delivered"]);
   assert.deepEqual(await statusOf(successors), ["pending"], "the new endpoint's deliveries stay");
-  assert.equal(await cancelPendingOf(store.db, deleted, NOW, 2), 0);
+  assert.deepEqual(await cancelPendingOf(store.db, deleted, NOW, { pageSize: 2 }), {
+    cancelled: 0,
+    complete: true,
+  });
   await assert.rejects(deleteEndpoint(store.db, "del", "nope", NOW), /endpoint "nope" not found/);
 });
 

@@ -1,4 +1,11 @@
-import { cancelPendingOf, type DeletedEndpoint, type FailedSince, reopenFailedPage } from "@hookline/store";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  cancelPendingOf,
+  type DeletedEndpoint,
+  type FailedSince,
+  findEndpoint,
+  reopenFailedPage,
+} from "@hookline/store";
 import type { ApiDeps } from "../deps.js";
 import { enqueueCommitted } from "./enqueue-committed.js";
 
@@ -8,10 +15,11 @@ import { enqueueCommitted } from "./enqueue-committed.js";
  * statement stay small however large the backlog, and Emit calls that arrive meanwhile are queued
  * between two pages instead of behind all of them. A cancelled call stops between pages: what it
  * reopened is queued, the rest is still failed, and calling again requeues what is failed then.
- * Returns how many were requeued.
+ * Returns how many were requeued; an api shutting down stops it the same way and answers
+ * UNAVAILABLE, saying how many, so the caller knows to call again.
  */
 export async function requeueFailed(
-  deps: Pick<ApiDeps, "db" | "producer" | "log">,
+  deps: Pick<ApiDeps, "db" | "producer" | "log" | "stopping">,
   target: FailedSince,
   now: Date,
   signal: AbortSignal,
@@ -33,26 +41,42 @@ export async function requeueFailed(
     );
     requeued += page.reopened.length;
     after = page.after;
-  } while (after !== undefined && !signal.aborted);
+  } while (after !== undefined && !signal.aborted && !deps.stopping.aborted);
+  if (after !== undefined && deps.stopping.aborted) {
+    throw new ConnectError(
+      `the api is shutting down: ${requeued} failed deliveries were requeued; call again for the rest`,
+      Code.Unavailable,
+    );
+  }
   return requeued;
 }
 
 /**
- * Cancels a deleted endpoint's pending deliveries before DeleteEndpoint answers. The endpoint is
- * gone either way, so a failure here is logged, not answered: what is left is cancelled by the
- * worker that takes it (its endpoint is gone), or at its due time by the sweeper when its job was
- * discarded with the queue.
+ * Cancels a deleted endpoint's pending deliveries before DeleteEndpoint answers, then removes its
+ * queue. The endpoint is gone either way, so a failure here is logged, not answered. What is left
+ * pending keeps its job (the queue is removed only once every delivery is cancelled), and the
+ * worker that takes it cancels it, its endpoint being gone: so it is when the api shuts down
+ * meanwhile, which stops the cancel at its next page and lets the call answer.
  */
 export async function cancelDeletedBacklog(
-  deps: Pick<ApiDeps, "db" | "log">,
+  deps: Pick<ApiDeps, "db" | "producer" | "log" | "stopping">,
   endpoint: DeletedEndpoint,
   now: Date,
 ): Promise<void> {
-  await cancelPendingOf(deps.db, endpoint, now).catch((error: unknown) =>
-    deps.log.warn("could not cancel every pending delivery of a deleted endpoint; the rest at their turn", {
-      tenantId: endpoint.tenantId,
-      endpointId: endpoint.endpointId,
-      error: error instanceof Error ? error.message : String(error),
-    }),
+  const fields = { tenantId: endpoint.tenantId, endpointId: endpoint.endpointId };
+  const warn = (message: string) => (error: unknown) => {
+    deps.log.warn(message, { ...fields, error: error instanceof Error ? error.message : String(error) });
+  };
+  const cancelled = await cancelPendingOf(deps.db, endpoint, now, { stop: deps.stopping }).catch(
+    warn("could not cancel every pending delivery of a deleted endpoint; the rest at their turn"),
   );
+  if (!cancelled?.complete) return;
+  try {
+    // A long cancel leaves time for a new endpoint to take the id, and the queue is named by it.
+    if (await findEndpoint(deps.db, endpoint.tenantId, endpoint.endpointId)) return;
+    await deps.producer.discard({ tenantId: endpoint.tenantId, endpointId: endpoint.endpointId });
+  } catch (error) {
+    // What is left is harmless: the jobs find their deliveries cancelled.
+    warn("could not remove a deleted endpoint's queue")(error);
+  }
 }

@@ -161,14 +161,6 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       const now = deps.now();
       const deleted = await deleteEndpoint(deps.db, tenantId, endpointId, now);
       await cancelDeletedBacklog(deps, deleted, now);
-      // The queue's jobs and settings go too. Should this fail, what is left is harmless: the
-      // jobs find their deliveries cancelled, or their endpoint gone.
-      await deps.producer.discard({ tenantId, endpointId }).catch((error: unknown) =>
-        deps.log.warn("could not remove a deleted endpoint's queue", {
-          endpointId,
-          error: error instanceof Error ? error.message : String(error),
-        }),
-      );
       return {};
     },
 
