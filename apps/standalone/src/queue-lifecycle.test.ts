@@ -7,7 +7,7 @@ import { AttemptLogService, DeliveryStatus, EmitService, EndpointService } from 
 import { createLogger } from "@hookline/runtime";
 import { createTestBackend, eventually, readTestSettings, startReceiver } from "@hookline/testkit";
 import { startService } from "./service.js";
-import { sharedTestService } from "./test-helpers.js";
+import { sharedTestService, startTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const shared = sharedTestService(settings, {
@@ -48,6 +48,11 @@ test("deleting an endpoint cancels its pending deliveries and releases its queue
     (r) => r.deliveries.every((d) => d.status === DeliveryStatus.CANCELLED),
   );
   assert.equal(deliveries.length, 5);
+  // The two under way keep their jobs until they end (their attempts time out and are logged).
+  await eventually(
+    () => shared.svc.log.listAttempts({ tenantId: "del" }),
+    (r) => r.attempts.length === 2,
+  );
   for (const d of deliveries)
     assert.equal(
       await shared.svc.service.infra.producer.hasLiveJob({ tenantId: "del", endpointId: "ep" }, d.id, 1),
@@ -59,6 +64,38 @@ test("deleting an endpoint cancels its pending deliveries and releases its queue
     (open) => open === 0,
   );
   assert.equal(hanging.requests.length, 2, "the waiting deliveries were never sent");
+});
+
+test("deleting an endpoint during an attempt logs no error, and a new endpoint with its id is served", async () => {
+  // Locks renewed every second; the attempt outlasts two renewals before it times out.
+  const svc = await startTestService(settings, {
+    HOOKLINE_STALLED_AFTER: "2s",
+    HOOKLINE_DELIVERY_TIMEOUT_MS: "2500",
+    HOOKLINE_RETRY_SCHEDULE: "1h",
+  });
+  const hanging = await startReceiver(() => "hang");
+  const healthy = await startReceiver();
+  try {
+    await svc.endpoints.createEndpoint({ tenantId: "t", id: "ep", url: hanging.url });
+    await svc.emit.emit({ tenantId: "t", eventId: "under-way", eventType: "x", dataJson: "{}" });
+    await hanging.waitForRequests(1);
+    await svc.endpoints.deleteEndpoint({ tenantId: "t", id: "ep" });
+    const { attempts } = await eventually(
+      () => svc.log.listAttempts({ tenantId: "t", eventId: "under-way" }),
+      (r) => r.attempts.length === 1,
+    );
+    assert.equal(attempts[0]?.deliveryStatus, DeliveryStatus.CANCELLED);
+    const errors = svc.logLines.filter((line) => JSON.parse(line).level === "error");
+    assert.deepEqual(errors, [], "the job under way kept its queue to the end");
+
+    await svc.endpoints.createEndpoint({ tenantId: "t", id: "ep", url: healthy.url });
+    await svc.emit.emit({ tenantId: "t", eventId: "after", eventType: "x", dataJson: "{}" });
+    const [request] = await healthy.waitForRequests(1);
+    assert.equal(request?.headers["webhook-id"], "after");
+  } finally {
+    await Promise.all([hanging.close(), healthy.close()]);
+    await svc.close();
+  }
 });
 
 test("switching between per-endpoint queues and lanes on a live system loses nothing", async () => {

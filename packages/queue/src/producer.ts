@@ -4,6 +4,7 @@ import type { QueueBackend } from "./backend.js";
 import { openQueueHandle } from "./handles.js";
 import { readConcurrency, writeQueueLimits, writeRateLimit } from "./limits.js";
 import { type MultiQueueAdder, openMultiQueueAdder } from "./multi-queue-add.js";
+import { removeQueue } from "./queue-removal.js";
 import {
   type DeliveryJobData,
   type EndpointRef,
@@ -208,12 +209,13 @@ export class DeliveryProducer {
   }
 
   /**
-   * Removes an endpoint's queue and everything in it (its endpoint was deleted, its pending
-   * deliveries cancelled in the store). A lane is shared, so it is left alone.
+   * Removes an endpoint's queue and its jobs (its endpoint was deleted, its pending deliveries
+   * cancelled in the store), all but one under way (see removeQueue). A lane is shared, so it is
+   * left alone.
    */
   async discard(endpoint: EndpointRef): Promise<void> {
     if (this.routing.lanes > 0) return;
-    await this.using(this.routing.queueOf(endpoint), (queue) => queue.obliterate({ force: true }), false);
+    await this.using(this.routing.queueOf(endpoint), removeQueue, false);
   }
 
   async close(): Promise<void> {
