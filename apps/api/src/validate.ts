@@ -153,7 +153,11 @@ const MAX_TIMESTAMP_SECONDS = 253_402_300_799n;
 // google.protobuf.Duration's documented range: about ±10,000 years.
 const MAX_DURATION_SECONDS = 315_576_000_000n;
 
-/** A protobuf Timestamp as a Date; one outside the type's documented range is refused. */
+/**
+ * A protobuf Timestamp as a Date, rounded up to the millisecond: the store's times are whole
+ * milliseconds, so `at or after` and `before` ask the same of them as of the time sent. One
+ * outside the type's documented range is refused.
+ */
 export function timestamp(field: string, value: { seconds: bigint; nanos: number }): Date {
   if (!Number.isInteger(value.nanos) || value.nanos < 0 || value.nanos > 999_999_999) {
     throw new InvalidArgumentError(field, "has nanos outside 0 to 999999999");
@@ -161,7 +165,7 @@ export function timestamp(field: string, value: { seconds: bigint; nanos: number
   if (value.seconds < MIN_TIMESTAMP_SECONDS || value.seconds > MAX_TIMESTAMP_SECONDS) {
     throw new InvalidArgumentError(field, "is outside 0001-01-01 to 9999-12-31");
   }
-  return new Date(Number(value.seconds) * 1000 + Math.floor(value.nanos / 1e6));
+  return new Date(Number(value.seconds) * 1000 + Math.ceil(value.nanos / 1e6));
 }
 
 /** A protobuf Duration as milliseconds; negative, malformed or out-of-range ones are refused. */

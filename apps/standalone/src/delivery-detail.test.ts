@@ -100,6 +100,12 @@ test("ListDeliveries filters by event type and creation time", async () => {
   ]);
   assert.deepEqual(await ids({ createdUntil: timestampFromDate(new Date(before.getTime() - 60_000)) }), []);
   assert.deepEqual(await ids({ createdFrom: timestampFromDate(new Date(Date.now() + 60_000)) }), []);
+  // A nanosecond after a's creation: a was created before it, whatever the store's precision.
+  const a = (await svc.log.listDeliveries({ tenantId: "filters", eventId: "a" })).deliveries[0]?.createdAt;
+  assert.ok(a);
+  const justAfterA = { ...a, nanos: a.nanos + 1 };
+  assert.ok(!(await ids({ createdFrom: justAfterA })).includes("a"), "created before created_from");
+  assert.ok((await ids({ createdUntil: justAfterA })).includes("a"), "created before created_until");
   const bad = await svc.log
     .listDeliveries({ tenantId: "filters", eventType: "bad type!" })
     .catch((error: unknown) => ConnectError.from(error));
