@@ -25,6 +25,7 @@ function fakeSource(): AttemptSource & { record(tenantId: string, endpointId?: s
         error: "",
         deliveryStatus: "delivered",
         trigger: "scheduled",
+        url: "https://x.test/hook",
       };
       rows.push(row);
       return row;

@@ -37,6 +37,7 @@ describe("AttemptLogService over gRPC", () => {
     const attempt = (key: string, n: number, outcome: Partial<AttemptResult>): AttemptResult => ({
       deliveryId: deliveryOf[key] ?? assert.fail(key),
       attemptNumber: n,
+      url: "https://receiver.test/hook",
       startedAt: start,
       durationMs: 12,
       responseStatus: 500,

@@ -90,5 +90,6 @@ export function attemptMessage(record: AttemptRecord): Attempt {
     error: record.error,
     deliveryStatus: DELIVERY_STATUS[record.deliveryStatus],
     trigger: record.trigger === "manual" ? AttemptTrigger.MANUAL : AttemptTrigger.SCHEDULED,
+    url: record.url ?? "",
   });
 }

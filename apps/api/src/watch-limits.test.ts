@@ -128,6 +128,7 @@ describe("streams that never read hold a bounded backfill, released when they cl
         deliveries.map((d) => ({
           deliveryId: d.id,
           attemptNumber: 1,
+          url: "https://x.test/hook",
           startedAt: new Date(),
           durationMs: 1,
           responseStatus: 500,

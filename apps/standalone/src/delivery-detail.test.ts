@@ -44,11 +44,22 @@ test("DescribeDelivery shows the body and the headers each attempt sent, signatu
   const secretKey = endpoint.secret.slice("whsec_".length);
   assert.ok(!JSON.stringify(detail, (_k, v) => (typeof v === "bigint" ? String(v) : v)).includes(secretKey));
 
+  // The receiver moved: a resend goes to the new URL, and the earlier attempts still show theirs.
+  const moved = await shared.receiver();
+  await svc.endpoints.updateEndpoint({ tenantId: "acme", id: endpoint.id, url: moved.url });
   await svc.log.retryDelivery({ tenantId: "acme", deliveryId: deliveryIds[0] ?? "" });
-  await receiver.waitForRequests(3);
+  await moved.waitForRequests(1);
   await finalDeliveries(svc, "acme", "inv_1");
   const again = await svc.log.describeDelivery({ tenantId: "acme", deliveryId: deliveryIds[0] ?? "" });
   assert.equal(again.requests.at(-1)?.attempt?.trigger, AttemptTrigger.MANUAL);
+  assert.deepEqual(
+    again.requests.map((r) => [r.url, r.attempt?.url]),
+    [
+      [receiver.url, receiver.url],
+      [receiver.url, receiver.url],
+      [moved.url, moved.url],
+    ],
+  );
 
   const missing = await svc.log
     .describeDelivery({ tenantId: "globex", deliveryId: deliveryIds[0] ?? "" })

@@ -68,6 +68,7 @@ test("retention purges events, deliveries and attempts older than the window, an
       deliveries.map((d) => ({
         deliveryId: d.id,
         attemptNumber: 1,
+        url: "https://x.test/hook",
         startedAt: longAgo,
         durationMs: 1,
         responseStatus: 200,

@@ -207,6 +207,7 @@ test("a client that stops reading is ended with RESOURCE_EXHAUSTED and can resum
       deliveries.map((d) => ({
         deliveryId: d.id,
         attemptNumber: 1,
+        url: "https://x.test/hook",
         startedAt: new Date(),
         durationMs: 1,
         responseStatus: 200,

@@ -94,6 +94,7 @@ export async function processDelivery(
   const result: AttemptResult = {
     deliveryId: work.id,
     attemptNumber: due,
+    url: work.endpoint.url,
     startedAt: new Date(startedAt),
     durationMs: Math.round(outcome.durationMs),
     responseStatus: outcome.kind === "response" ? outcome.status : 0,

@@ -33,6 +33,7 @@ const result = (
 ): AttemptResult => ({
   deliveryId,
   attemptNumber,
+  url: "https://x.test",
   startedAt: now,
   durationMs: 3,
   responseStatus: 500,

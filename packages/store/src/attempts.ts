@@ -17,12 +17,16 @@ export interface AttemptRecord {
   error: string;
   deliveryStatus: DeliveryStatusValue;
   trigger: AttemptTriggerValue;
+  /** Where the request was sent; null for attempts recorded before Hookline kept it. */
+  url: string | null;
 }
 
 /** The outcome of one attempt, and where it leaves the delivery. */
 export interface AttemptResult {
   deliveryId: string;
   attemptNumber: number;
+  /** Where the request was sent. */
+  url: string;
   startedAt: Date;
   durationMs: number;
   responseStatus: number;
@@ -93,10 +97,10 @@ export async function recordAttempts(
         ${column((r) => r.responseStatus)}::int[], ${column((r) => clean(r.responseBody))}::text[],
         ${column((r) => clean(r.error))}::text[], ${column((r) => r.deliveryStatus)}::text[],
         ${column((r) => r.nextAttemptAt)}::timestamptz[], ${column((r) => r.trigger ?? "scheduled")}::text[],
-        ${column((r) => r.disableEndpointReason ?? null)}::text[]
+        ${column((r) => r.disableEndpointReason ?? null)}::text[], ${column((r) => r.url)}::text[]
       ) with ordinality as i(delivery_id, attempt_number, started_at, duration_ms, response_status,
                              response_body, error, delivery_status, next_attempt_at, trigger,
-                             disable_reason, ord)
+                             disable_reason, url, ord)
     ),
     -- Materialised on its own, this lookup can only take the primary key. Joined with the
     -- status filter below, the planner (with stale statistics) walked the partial pending index,
@@ -108,9 +112,9 @@ export async function recordAttempts(
     ),
     inserted as (
       insert into hookline.attempts (tenant_id, delivery_id, event_id, endpoint_id, attempt_number, started_at,
-                            duration_ms, response_status, response_body, error, delivery_status, trigger)
+                            duration_ms, response_status, response_body, error, delivery_status, trigger, url)
       select d.tenant_id, d.id, d.event_id, d.endpoint_id, i.attempt_number, i.started_at,
-             i.duration_ms, i.response_status, i.response_body, i.error, ${leftAt("d")}, i.trigger
+             i.duration_ms, i.response_status, i.response_body, i.error, ${leftAt("d")}, i.trigger, i.url
       from input i join target d on d.id = i.delivery_id
       -- A delivery cancelled while its attempt was under way (its endpoint deleted) still logs
       -- that attempt: the receiver got the request.
@@ -246,6 +250,7 @@ function toAttempt(row: Selectable<AttemptTable>): AttemptRecord {
     error: row.error,
     deliveryStatus: row.delivery_status,
     trigger: row.trigger,
+    url: row.url,
   };
 }
 

@@ -181,6 +181,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0008_attempt_url": {
+    // Where each attempt was sent: the endpoint's URL may change after. Nullable, no default: a
+    // catalog change only, however many attempts are kept; null for those recorded before.
+    async up(db: Kysely<unknown>) {
+      await db.schema.withSchema(STORE_SCHEMA).alterTable("attempts").addColumn("url", "text").execute();
+    },
+  },
 };
 
 // kysely runs the pending migrations in one transaction, so each sets the timeout for itself.

@@ -83,6 +83,8 @@ export interface AttemptTable {
   error: string;
   delivery_status: DeliveryStatusValue;
   trigger: ColumnType<AttemptTriggerValue, AttemptTriggerValue | undefined, AttemptTriggerValue>;
+  /** Null for attempts recorded before migration 0008. */
+  url: ColumnType<string | null, string | undefined, string>;
 }
 
 export interface Database {

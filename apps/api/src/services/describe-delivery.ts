@@ -60,7 +60,7 @@ export async function describeDelivery(
             };
       return {
         attempt: attemptMessage(attempt),
-        url: endpoint?.url ?? "",
+        url: attempt.url ?? endpoint?.url ?? "",
         headers: Object.entries({ ...headers, "user-agent": "Hookline/0.1" }).map(([name, value]) => ({
           name,
           value,

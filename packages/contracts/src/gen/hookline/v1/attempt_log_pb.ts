@@ -344,6 +344,9 @@ export type SentRequest = Message<"hookline.v1.SentRequest"> & {
   attempt?: Attempt | undefined;
 
   /**
+   * Where the attempt was sent (its attempt.url); for an attempt recorded before Hookline kept
+   * it, the endpoint's URL now.
+   *
    * @generated from field: string url = 2;
    */
   url: string;
