@@ -100,7 +100,7 @@ export function createRequestHandler(
         rejection,
         req.socket.remoteAddress,
       );
-      writeRejection(req, res, rejection);
+      writeRejection(req, res, rejection, isJson(req) ? options.jsonReadMaxBytes : options.readMaxBytes);
       return;
     }
     // A Connect unary JSON call with a Timestamp or Duration keeps its body, to name the field
