@@ -15,6 +15,9 @@ test("Retry-After in delta seconds becomes milliseconds, however large", () => {
 test("Retry-After as an HTTP date is the time until then", () => {
   assert.equal(parseRetryAfter("Mon, 30 Nov 2026 12:01:30 GMT", now), 90_000);
   assert.equal(parseRetryAfter("Monday, 30-Nov-26 12:01:30 GMT", now), 90_000);
+  // Not HTTP's form, but sent: 07:01:30 in New York is 12:01:30 GMT.
+  assert.equal(parseRetryAfter("Mon, 30 Nov 2026 07:01:30 EST", now), 90_000);
+  assert.equal(parseRetryAfter("Mon, 30 Nov 2026 04:01:30 PST", now), 90_000);
 });
 
 test("an asctime date, which names no zone, is GMT wherever Hookline runs", () => {

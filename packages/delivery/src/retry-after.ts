@@ -1,7 +1,9 @@
 // IMF-fixdate, RFC 850 and asctime all start with a day name; Date.parse alone accepts "1.5".
 const HTTP_DATE = /^[A-Za-z]{3,9},? /;
 const DELTA_SECONDS = /^\d+$/;
-const HAS_ZONE = /(?:GMT|UTC|UT|Z|[+-]\d{4})$/i;
+// The zones an HTTP date may name, GMT's aliases, and RFC 2822's North American ones, which some
+// servers send though HTTP asks for GMT: read in their zone, not as GMT hours off.
+const HAS_ZONE = /(?:GMT|UTC|UT|Z|[ECMP][SD]T|[+-]\d{4})$/i;
 
 /**
  * Reads a Retry-After value (delta seconds or an HTTP date) as milliseconds from `nowMs`.
