@@ -124,7 +124,7 @@ describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
     assertNoInternals(error.message);
   });
 
-  test("a malformed timestamp or duration is refused naming its field", async () => {
+  test("a malformed timestamp, duration or enum is refused naming its field", async () => {
     const tenant = uniqueTenant("wkt");
     const cases: [string, object, string][] = [
       ["EndpointService/RecoverEndpoint", { tenantId: tenant, id: "ep", since: "yesterday" }, "since"],
@@ -138,6 +138,7 @@ describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
         { tenantId: tenant, id: "ep", grace_period: "31d" },
         "grace_period",
       ],
+      ["AttemptLogService/ListDeliveries", { tenantId: tenant, status: "DELIVERED" }, "status"],
     ];
     for (const [path, request, field] of cases) {
       const refused = await post(path, JSON.stringify(request));
@@ -148,12 +149,22 @@ describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
         details?: { type: string }[];
       };
       assert.equal(code, "invalid_argument");
-      assert.match(message, new RegExp(`^${field} is not a valid (Timestamp|Duration): `), path);
+      assert.match(
+        message,
+        new RegExp(`^${field} is not a valid (Timestamp|Duration|DeliveryStatus): `),
+        path,
+      );
       assert.deepEqual(
         details?.map((d) => d.type),
         ["google.rpc.BadRequest"],
       );
     }
+    const status = await post("AttemptLogService/ListDeliveries", JSON.stringify({ status: "DELIVERED" }));
+    assert.match(
+      (status.json as { message: string }).message,
+      /\(one of DELIVERY_STATUS_UNSPECIFIED, .*DELIVERY_STATUS_DELIVERED/,
+      "the values it may take",
+    );
   });
 
   test("a data_json within its limit is accepted however much its JSON escapes lengthen the body", async () => {
