@@ -6,14 +6,17 @@ import {
   type AttemptResult,
   cancelDeliveries,
   createEndpoint,
+  deleteEndpoint,
   disableFailingEndpoints,
   emitEvent,
   getDelivery,
   getEndpoint,
   getEvent,
   listAttempts,
+  type RecordedAttempt,
   recordAttempts,
   reopenDelivery,
+  type StoreDb,
 } from "./index.js";
 import { openTestStore } from "./test-helpers.js";
 
@@ -148,14 +151,17 @@ test("an attempt under way when its delivery was cancelled is logged: a success 
   assert.equal(again, undefined, "a job that ran again logs nothing more");
 });
 
-test("a cancel that commits while the attempt's record waits for the row is kept", {
-  skip: settings.kind === "embedded" && "one embedded session runs one transaction at a time: no race",
-}, async () => {
-  const id = await deliveryTo("race", "ep", { id: "e", type: "x" });
-  const deletion = await store.db.startTransaction().execute();
-  assert.deepEqual(await cancelDeliveries(deletion, [id], now), [id]);
-  // The record read the delivery as pending and now waits for the deletion's row lock.
-  const recording = recordAttempts(store.db, [result(id, 1)], now);
+/**
+ * Records `attempt` while another transaction, begun by `change`, holds its delivery's row, and
+ * commits that transaction once the record waits for it.
+ */
+async function recordedDuring(
+  change: (tx: StoreDb) => Promise<unknown>,
+  attempt: AttemptResult,
+): Promise<RecordedAttempt | undefined> {
+  const tx = await store.db.startTransaction().execute();
+  await change(tx);
+  const recording = recordAttempts(store.db, [attempt], now);
   await eventually(
     async () => {
       const { rows } = await sql<{ n: number }>`
@@ -165,10 +171,77 @@ test("a cancel that commits while the attempt's record waits for the row is kept
     },
     (waiting) => waiting > 0,
   );
-  await deletion.commit().execute();
-  assert.ok((await recording)[0], "the attempt is logged");
-  const delivery = await getDelivery(store.db, "race", id);
-  assert.deepEqual([delivery.status, delivery.attemptCount, delivery.nextAttemptAt], ["cancelled", 1, null]);
+  await tx.commit().execute();
+  return (await recording)[0];
+}
+
+const racing = {
+  skip: settings.kind === "embedded" && "one embedded session runs one transaction at a time: no race",
+};
+
+test(
+  "a cancel that commits while the attempt's record waits for the row is kept, and no retry is asked for",
+  racing,
+  async () => {
+    const id = await deliveryTo("race", "ep", { id: "e", type: "x" });
+    const recorded = await recordedDuring((tx) => cancelDeliveries(tx, [id], now), result(id, 1));
+    assert.equal(recorded?.deliveryStatus, "cancelled");
+    const delivery = await getDelivery(store.db, "race", id);
+    assert.deepEqual(
+      [delivery.status, delivery.attemptCount, delivery.nextAttemptAt],
+      ["cancelled", 1, null],
+    );
+    const { items } = await listAttempts(store.db, { deliveryId: id }, 10, "");
+    assert.deepEqual(
+      items.map((a) => a.deliveryStatus),
+      ["cancelled"],
+    );
+  },
+);
+
+test(
+  "a reopen by hand that commits while a scheduled attempt's record waits keeps its place",
+  racing,
+  async () => {
+    const id = await deliveryTo("race-hand", "ep", { id: "e", type: "x" });
+    await cancelDeliveries(store.db, [id], now);
+    const recorded = await recordedDuring((tx) => reopenDelivery(tx, "race-hand", id, now), result(id, 1));
+    assert.equal(recorded, undefined, "the scheduled attempt is refused");
+    const delivery = await getDelivery(store.db, "race-hand", id);
+    assert.deepEqual([delivery.status, delivery.attemptCount], ["pending", 0]);
+    const [manual] = await recordAttempts(store.db, [result(id, 1, { trigger: "manual" })], now);
+    assert.ok(manual, "the manual attempt is the one recorded");
+  },
+);
+
+test("a late attempt for a deleted endpoint leaves a new endpoint with its id alone", async () => {
+  const id = await deliveryTo("reused", "ep", { id: "e", type: "x" });
+  await deleteEndpoint(store.db, "reused", "ep", now);
+  await createEndpoint(
+    store.db,
+    { tenantId: "reused", id: "ep", url: "https://new.test", description: "", eventTypes: [], secret: "s" },
+    now,
+  );
+  await cancelDeliveries(store.db, [id], now);
+  const [recorded] = await recordAttempts(
+    store.db,
+    [
+      result(id, 1, {
+        responseStatus: 410,
+        deliveryStatus: "cancelled",
+        nextAttemptAt: null,
+        disableEndpointReason: "410 Gone",
+      }),
+    ],
+    now,
+  );
+  assert.ok(recorded, "the old endpoint's attempt is logged");
+  const successor = await store.db
+    .selectFrom("endpoints")
+    .select(["status", "failing_since"])
+    .where("tenant_id", "=", "reused")
+    .executeTakeFirstOrThrow();
+  assert.deepEqual(successor, { status: "enabled", failing_since: null });
 });
 
 test("a 410 disables the endpoint with its reason", async () => {

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql } from "kysely";
+import { OWN_ENDPOINT_ROW } from "./deliveries.js";
 import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
 import type { AttemptTable, AttemptTriggerValue, Database, DeliveryStatusValue } from "./schema.js";
@@ -66,18 +67,13 @@ export async function recordAttempts(
 ): Promise<(RecordedAttempt | undefined)[]> {
   if (results.length === 0) return [];
   const column = <T>(pick: (r: AttemptResult) => T) => sql.val(results.map(pick));
-  // An endpoint's run of failures after this batch (endpoint ep, per_endpoint r below): none after
+  // An endpoint's run of failures after this batch (endpoint ep, per_endpoint d below): none after
   // a success last; else from the batch's first failure after its last success, or still the run
   // it was already in.
   const failingSince = sql`case
-    when r.latest_ok then null
-    when r.last_ok is not null then r.first_fail_after_ok
-    else coalesce(ep.failing_since, r.first_fail_after_ok) end`;
-  // Where the attempt leaves delivery d: as the worker decided, unless d was cancelled meanwhile,
-  // which only a success overrides (the receiver has it).
-  const leftAt = (d: string) => sql`case
-    when ${sql.raw(d)}.status = 'cancelled' and i.delivery_status <> 'delivered' then 'cancelled'
-    else i.delivery_status end`;
+    when d.latest_ok then null
+    when d.last_ok is not null then d.first_fail_after_ok
+    else coalesce(ep.failing_since, d.first_fail_after_ok) end`;
   // Data-modifying WITH clauses run to completion whether or not the final select reads them.
   const recorded = await sql<{
     delivery_id: string;
@@ -104,17 +100,26 @@ export async function recordAttempts(
     ),
     -- Materialised on its own, this lookup can only take the primary key. Joined with the
     -- status filter below, the planner (with stale statistics) walked the partial pending index,
-    -- the whole backlog, for every batch.
+    -- the whole backlog, for every batch. Locked as read, so what is decided below from a row
+    -- (pending or cancelled, reopened by hand) still holds when it is updated: a cancel or a
+    -- reopen that commits meanwhile is read here, not overwritten there.
     target as materialized (
-      select d.id, d.tenant_id, d.event_id, d.endpoint_id, d.status, d.attempt_count, d.next_attempt_manual
+      select d.id, d.tenant_id, d.event_id, d.endpoint_id, d.endpoint_seq, d.status, d.attempt_count,
+             d.next_attempt_manual
       from hookline.deliveries d cross join attempt_order
       where d.id = any(${column((r) => r.deliveryId)}::text[])
+      for no key update of d
     ),
     inserted as (
       insert into hookline.attempts (tenant_id, delivery_id, event_id, endpoint_id, attempt_number, started_at,
                             duration_ms, response_status, response_body, error, delivery_status, trigger, url)
       select d.tenant_id, d.id, d.event_id, d.endpoint_id, i.attempt_number, i.started_at,
-             i.duration_ms, i.response_status, i.response_body, i.error, ${leftAt("d")}, i.trigger, i.url
+             i.duration_ms, i.response_status, i.response_body, i.error,
+             -- As the worker decided, unless the delivery was cancelled meanwhile, which only a
+             -- success overrides (the receiver has it).
+             case when d.status = 'cancelled' and i.delivery_status <> 'delivered' then 'cancelled'
+                  else i.delivery_status end,
+             i.trigger, i.url
       from input i join target d on d.id = i.delivery_id
       -- A delivery cancelled while its attempt was under way (its endpoint deleted) still logs
       -- that attempt: the receiver got the request.
@@ -127,42 +132,43 @@ export async function recordAttempts(
       returning id, tenant_id, endpoint_id, delivery_id, attempt_number, started_at, response_status, delivery_status
     ),
     moved_on as (
-      -- Set from the row as it is when updated: a cancel that commits while this statement waits
-      -- for the row is kept, as is a record of the same attempt that got there first.
       update hookline.deliveries d
-      set status = ${leftAt("d")}, attempt_count = i.attempt_number,
-          next_attempt_at = case when ${leftAt("d")} = 'pending' then i.next_attempt_at end,
+      set status = ins.delivery_status, attempt_count = i.attempt_number,
+          next_attempt_at = case when ins.delivery_status = 'pending' then i.next_attempt_at end,
           next_attempt_manual = false, updated_at = ${now}
       from inserted ins join input i on i.delivery_id = ins.delivery_id and i.attempt_number = ins.attempt_number
-      where d.id = ins.delivery_id and d.attempt_count = i.attempt_number - 1
+      where d.id = ins.delivery_id
     ),
-    -- Per endpoint: its current run of failures (auto-disable reads it; a success ends it), and
-    -- whether an attempt it answered with 410 asks for it to be disabled.
+    -- Per endpoint row: its current run of failures (auto-disable reads it; a success ends it),
+    -- and whether an attempt it answered with 410 asks for it to be disabled. By the delivery's
+    -- endpoint seq too: a late attempt for a deleted endpoint leaves a new one with its id alone.
     per_endpoint as (
-      select b.tenant_id, b.endpoint_id,
+      select b.tenant_id, b.endpoint_id, b.endpoint_seq,
              (array_agg(b.ok order by b.id desc))[1] as latest_ok,
              max(b.started_at) filter (where b.ok) as last_ok,
              min(b.started_at) filter (where not b.ok and b.started_at > b.batch_last_ok) as first_fail_after_ok,
              max(b.disable_reason) as disable_reason
       from (
-        select ins.*, i.disable_reason, ins.response_status between 200 and 299 as ok,
+        select ins.*, t.endpoint_seq, i.disable_reason, ins.response_status between 200 and 299 as ok,
                coalesce(max(ins.started_at) filter (where ins.response_status between 200 and 299)
-                 over (partition by ins.tenant_id, ins.endpoint_id), '-infinity') as batch_last_ok
-        from inserted ins join input i on i.delivery_id = ins.delivery_id and i.attempt_number = ins.attempt_number
+                 over (partition by ins.tenant_id, ins.endpoint_id, t.endpoint_seq), '-infinity') as batch_last_ok
+        from inserted ins
+        join input i on i.delivery_id = ins.delivery_id and i.attempt_number = ins.attempt_number
+        join target t on t.id = ins.delivery_id
       ) b
-      group by b.tenant_id, b.endpoint_id
+      group by b.tenant_id, b.endpoint_id, b.endpoint_seq
     ),
     endpoints_told as (
       update hookline.endpoints ep
       set failing_since = ${failingSince},
-          status = case when r.disable_reason is null then ep.status else 'disabled' end,
-          disabled_reason = coalesce(r.disable_reason, ep.disabled_reason),
-          updated_at = case when r.disable_reason is null then ep.updated_at else ${now} end
-      from per_endpoint r
-      where ep.tenant_id = r.tenant_id and ep.id = r.endpoint_id
+          status = case when d.disable_reason is null then ep.status else 'disabled' end,
+          disabled_reason = coalesce(d.disable_reason, ep.disabled_reason),
+          updated_at = case when d.disable_reason is null then ep.updated_at else ${now} end
+      from per_endpoint d
+      where ${OWN_ENDPOINT_ROW}
         -- Only rows that change: a healthy endpoint (or one already failing) is left as it is,
         -- rather than given a new row version, and its index entries, with every batch.
-        and (r.disable_reason is not null or ep.failing_since is distinct from ${failingSince})
+        and (d.disable_reason is not null or ep.failing_since is distinct from ${failingSince})
     )
     select delivery_id, attempt_number, id, delivery_status from inserted
   `.execute(db);

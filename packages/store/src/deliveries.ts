@@ -97,7 +97,7 @@ export interface DeliveryWork {
  * The endpoint row (ep) a delivery (d) was made for: its id, and its seq, since a new endpoint can
  * take a deleted one's id. Deliveries made before endpoint_seq was kept match by id alone.
  */
-const OWN_ENDPOINT_ROW = sql<boolean>`ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
+export const OWN_ENDPOINT_ROW = sql<boolean>`ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
   and (ep.seq = d.endpoint_seq or d.endpoint_seq is null)`;
 
 export async function loadDeliveryWork(
