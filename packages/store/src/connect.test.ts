@@ -66,21 +66,21 @@ test("a migration that meets a long transaction gives up, changes nothing, and c
     const url = backend.databaseUrl ?? "";
     await (await connectStore({ databaseUrl: url })).close();
     await reader.connect();
-    // A database one migration behind (0007 adds endpoints.secret_since), then a session that
-    // keeps reading endpoints in a transaction it has not ended.
-    await reader.query("alter table hookline.endpoints drop column secret_since");
-    await reader.query("delete from hookline.kysely_migration where name = '0007_endpoint_secret_since'");
+    // A database one migration behind (0008 adds attempts.url), then a session that keeps
+    // reading attempts in a transaction it has not ended.
+    await reader.query("alter table hookline.attempts drop column url");
+    await reader.query("delete from hookline.kysely_migration where name = '0008_attempt_url'");
     await reader.query("begin");
-    await reader.query("select count(*) from hookline.endpoints");
+    await reader.query("select count(*) from hookline.attempts");
 
     await assert.rejects(connectStore({ databaseUrl: url }), (error: unknown) => {
       assert.ok(error instanceof MigrationLockTimeoutError, String(error));
-      assert.equal(error.migration, "0007_endpoint_secret_since");
+      assert.equal(error.migration, "0008_attempt_url");
       assert.match(error.message, /waited 5 s for a table lock .* nothing changed/);
       return true;
     });
     const column = `select count(*)::int as n from information_schema.columns
-      where table_schema = 'hookline' and table_name = 'endpoints' and column_name = 'secret_since'`;
+      where table_schema = 'hookline' and table_name = 'attempts' and column_name = 'url'`;
     assert.equal((await reader.query(column)).rows[0].n, 0, "the column was not half-added");
     await reader.query("commit");
 
