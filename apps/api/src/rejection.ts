@@ -58,12 +58,14 @@ export function writeRejection(
  * one is not read further, and its connection closes.
  */
 function lingerOrClose(req: IncomingMessage, maxBodyBytes: number): OutgoingHttpHeaders {
-  if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) return { connection: "close" };
+  // A largest message in its envelope (gRPC-Web, Connect streams) is 5 bytes longer.
+  const bound = maxBodyBytes + 5;
+  if (Number(req.headers["content-length"] ?? 0) > bound) return { connection: "close" };
   const cut = setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
   let read = 0;
   req.on("data", (chunk: Buffer) => {
     read += chunk.length;
-    if (read > maxBodyBytes) req.socket.destroy();
+    if (read > bound) req.socket.destroy();
   });
   req.on("close", () => clearTimeout(cut));
   return {};
