@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { eventually, readTestSettings } from "@hookline/testkit";
-import { sql } from "kysely";
+import { readTestSettings } from "@hookline/testkit";
 import {
   type AttemptResult,
   cancelDeliveries,
@@ -18,7 +17,7 @@ import {
   reopenDelivery,
   type StoreDb,
 } from "./index.js";
-import { openTestStore } from "./test-helpers.js";
+import { openTestStore, someoneWaitsForALock } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -46,6 +45,15 @@ const result = (
   nextAttemptAt: new Date(now.getTime() + 5000),
   ...over,
 });
+
+/** Attempt 1 of a delivery, answered 410: the endpoint asks to be disabled. */
+const gone = (deliveryId: string): AttemptResult =>
+  result(deliveryId, 1, {
+    responseStatus: 410,
+    deliveryStatus: "cancelled",
+    nextAttemptAt: null,
+    disableEndpointReason: "410 Gone",
+  });
 
 /** A new endpoint taking `eventTypes` (empty: all), and the id of its delivery of a new event. */
 async function deliveryTo(
@@ -162,15 +170,7 @@ async function recordedDuring(
   const tx = await store.db.startTransaction().execute();
   await change(tx);
   const recording = recordAttempts(store.db, [attempt], now);
-  await eventually(
-    async () => {
-      const { rows } = await sql<{ n: number }>`
-          select count(*)::int as n from pg_stat_activity
-           where wait_event_type = 'Lock' and datname = current_database()`.execute(store.db);
-      return rows[0]?.n ?? 0;
-    },
-    (waiting) => waiting > 0,
-  );
+  await someoneWaitsForALock(store.db);
   await tx.commit().execute();
   return (await recording)[0];
 }
@@ -223,18 +223,7 @@ test("a late attempt for a deleted endpoint leaves a new endpoint with its id al
     now,
   );
   await cancelDeliveries(store.db, [id], now);
-  const [recorded] = await recordAttempts(
-    store.db,
-    [
-      result(id, 1, {
-        responseStatus: 410,
-        deliveryStatus: "cancelled",
-        nextAttemptAt: null,
-        disableEndpointReason: "410 Gone",
-      }),
-    ],
-    now,
-  );
+  const [recorded] = await recordAttempts(store.db, [gone(id)], now);
   assert.ok(recorded, "the old endpoint's attempt is logged");
   const successor = await store.db
     .selectFrom("endpoints")
@@ -246,18 +235,7 @@ test("a late attempt for a deleted endpoint leaves a new endpoint with its id al
 
 test("a 410 disables the endpoint with its reason", async () => {
   const id = await deliveryTo("t", "gone", { id: "e2", type: "g" });
-  await recordAttempts(
-    store.db,
-    [
-      result(id, 1, {
-        responseStatus: 410,
-        deliveryStatus: "cancelled",
-        nextAttemptAt: null,
-        disableEndpointReason: "410 Gone",
-      }),
-    ],
-    now,
-  );
+  await recordAttempts(store.db, [gone(id)], now);
   const endpoint = await getEndpoint(store.db, "t", "gone");
   assert.equal(endpoint.status, "disabled");
   assert.equal(endpoint.disabledReason, "410 Gone");

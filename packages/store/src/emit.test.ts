@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { eventually, readTestSettings } from "@hookline/testkit";
+import { readTestSettings } from "@hookline/testkit";
 import { sql } from "kysely";
 import {
   createEndpoint,
@@ -11,7 +11,7 @@ import {
   listDeliveries,
   updateEndpoint,
 } from "./index.js";
-import { openTestStore } from "./test-helpers.js";
+import { openTestStore, someoneWaitsForALock } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -100,15 +100,7 @@ test("a re-emit that waits on the first emit's commit answers with the original 
   );
   const again = emitEvent(store.db, { tenantId: "t-wait", id: "e", eventType: "x", dataJson: "{}" }, now);
   // The re-emit's insert blocks on the uncommitted event row until the first one commits.
-  await eventually(
-    async () => {
-      const { rows } = await sql<{ n: number }>`
-          select count(*)::int as n from pg_stat_activity
-           where wait_event_type = 'Lock' and datname = current_database()`.execute(store.db);
-      return rows[0]?.n ?? 0;
-    },
-    (waiting) => waiting > 0,
-  );
+  await someoneWaitsForALock(store.db);
   await first.commit().execute();
   const answer = await again;
   assert.equal(answer.duplicate, true);

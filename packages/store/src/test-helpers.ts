@@ -1,5 +1,7 @@
-import { createTestBackend, type TestBackend, type TestSettings } from "@hookline/testkit";
+import { createTestBackend, eventually, type TestBackend, type TestSettings } from "@hookline/testkit";
+import { type Kysely, sql } from "kysely";
 import { connectStore, type StoreConnection } from "./connect.js";
+import type { Database } from "./schema.js";
 
 /** Opens a fresh store on the backend this run tests; close() also drops it. */
 export async function openTestStore(
@@ -18,4 +20,17 @@ export async function openTestStore(
       await backend.dispose();
     },
   };
+}
+
+/** Resolves once a statement in this database waits for a lock (one another session holds). */
+export async function someoneWaitsForALock(db: Kysely<Database>): Promise<void> {
+  await eventually(
+    async () => {
+      const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+           where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
+      return rows[0]?.n ?? 0;
+    },
+    (waiting) => waiting > 0,
+  );
 }
