@@ -210,7 +210,7 @@ export class DeliveryProducer {
 
   /**
    * Removes an endpoint's queue and its jobs (its endpoint was deleted, its pending deliveries
-   * cancelled in the store), all but one under way (see removeQueue). A lane is shared, so it is
+   * cancelled in the store), but for any under way (see removeQueue). A lane is shared, so it is
    * left alone.
    */
   async discard(endpoint: EndpointRef): Promise<void> {
