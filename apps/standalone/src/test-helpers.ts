@@ -32,17 +32,24 @@ export async function startTestService(
   env: Record<string, string> = {},
 ): Promise<TestService> {
   const backend = await createTestBackend(settings);
-  const config = loadConfig({
-    HOOKLINE_API_ADDR: "127.0.0.1:0",
-    HOOKLINE_QUEUE_POLL_INTERVAL: "20ms",
-    ...backend.env,
-    ...env,
-  });
   const lines: string[] = [];
-  const service = await startService(
-    config,
-    createLogger("test", (line) => lines.push(line)),
-  );
+  let service: Service;
+  try {
+    const config = loadConfig({
+      HOOKLINE_API_ADDR: "127.0.0.1:0",
+      HOOKLINE_QUEUE_POLL_INTERVAL: "20ms",
+      ...backend.env,
+      ...env,
+    });
+    service = await startService(
+      config,
+      createLogger("test", (line) => lines.push(line)),
+    );
+  } catch (error) {
+    // A service that refuses to start (a test of its refusals) leaves no database behind.
+    await backend.dispose();
+    throw error;
+  }
   const transport = createGrpcTransport({ baseUrl: `http://${service.address}` });
   return {
     service,
