@@ -162,6 +162,11 @@ export async function loadDeliveryWork(
   }));
 }
 
+/** What cancelling a pending delivery writes: no attempt is due, by schedule or by hand. */
+export function cancellation(now: Date) {
+  return { status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now } as const;
+}
+
 /** Marks pending deliveries cancelled (their endpoint is gone or disabled); returns those changed. */
 export async function cancelDeliveries(
   db: Kysely<Database>,
@@ -171,7 +176,7 @@ export async function cancelDeliveries(
   if (ids.length === 0) return [];
   const rows = await db
     .updateTable("deliveries")
-    .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
+    .set(cancellation(now))
     .where("id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
     .where("status", "=", "pending")
     .returning("id")

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { cancelDeliveries, reopening, toReopened } from "./deliveries.js";
+import { cancelDeliveries, cancellation, reopening, toReopened } from "./deliveries.js";
 import type { OverdueDelivery } from "./due-deliveries.js";
 import type { Database } from "./schema.js";
 
@@ -121,7 +121,7 @@ export async function cancelUnboundPendingOf(
 ): Promise<void> {
   await tx
     .updateTable("deliveries")
-    .set({ status: "cancelled", next_attempt_at: null, next_attempt_manual: false, updated_at: now })
+    .set(cancellation(now))
     .where("tenant_id", "=", tenantId)
     .where("endpoint_id", "=", endpointId)
     .where("status", "=", "pending")
