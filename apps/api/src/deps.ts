@@ -8,7 +8,7 @@ import type { StreamLimiter } from "./stream-limiter.js";
 /** What the RPC handlers need; built once in the composition root. */
 export interface ApiDeps {
   db: StoreDb;
-  producer: Pick<DeliveryProducer, "enqueue" | "discard" | "writeLimits" | "currentLimit">;
+  producer: Pick<DeliveryProducer, "enqueue" | "discard" | "unpause" | "writeLimits" | "currentLimit">;
   /** New attempts for WatchAttempts streams. */
   attemptFeed: AttemptFeed;
   /** Slots for long-lived streams (WatchAttempts, Health.Watch), per token and in total. */

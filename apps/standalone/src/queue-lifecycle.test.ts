@@ -4,6 +4,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "@hookline/config";
 import { AttemptLogService, DeliveryStatus, EmitService, EndpointService } from "@hookline/contracts";
+import { openQueueHandle } from "@hookline/queue";
 import { createLogger } from "@hookline/runtime";
 import { createTestBackend, eventually, readTestSettings, startReceiver } from "@hookline/testkit";
 import { startService } from "./service.js";
@@ -95,6 +96,33 @@ test("deleting an endpoint during an attempt logs no error, and a new endpoint w
   } finally {
     await Promise.all([hanging.close(), healthy.close()]);
     await svc.close();
+  }
+});
+
+test("a new endpoint is served under a deleted one's id whose queue a failed removal left paused", async () => {
+  const receiver = await shared.receiver();
+  const ref = { tenantId: "paused", endpointId: "ep" };
+  await shared.svc.endpoints.createEndpoint({
+    tenantId: ref.tenantId,
+    id: ref.endpointId,
+    url: receiver.url,
+  });
+  await shared.svc.endpoints.deleteEndpoint({ tenantId: ref.tenantId, id: ref.endpointId });
+  // What a removal leaves when Redis goes away between obliterate's pause and the resume after it.
+  const { infra } = shared.svc.service;
+  const queue = openQueueHandle(infra.queueBackend, infra.producer.routing.queueOf(ref));
+  try {
+    await queue.pause();
+    await shared.svc.endpoints.createEndpoint({
+      tenantId: ref.tenantId,
+      id: ref.endpointId,
+      url: receiver.url,
+    });
+    await shared.svc.emit.emit({ tenantId: ref.tenantId, eventId: "reused", eventType: "x", dataJson: "{}" });
+    const [request] = await receiver.waitForRequests(1);
+    assert.equal(request?.headers["webhook-id"], "reused");
+  } finally {
+    await queue.close();
   }
 });
 

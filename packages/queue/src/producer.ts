@@ -218,6 +218,18 @@ export class DeliveryProducer {
     await this.using(this.routing.queueOf(endpoint), removeQueue, false);
   }
 
+  /**
+   * Lets a new endpoint's queue run: a removal that failed halfway (obliterate pauses the queue
+   * first, and Redis went away before the resume) leaves its queue paused, and an endpoint that
+   * later takes the deleted one's id would never be served. A lane is never removed, so never paused.
+   */
+  async unpause(endpoint: EndpointRef): Promise<void> {
+    if (this.routing.lanes > 0) return;
+    await this.using(this.routing.queueOf(endpoint), async (queue) => {
+      if (await queue.isPaused()) await queue.resume();
+    });
+  }
+
   async close(): Promise<void> {
     const handles = [...this.queues.values()];
     this.queues.clear();

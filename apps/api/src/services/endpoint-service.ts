@@ -58,6 +58,14 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         deps.now(),
         deps.maxEndpointsPerTenant,
       );
+      // Only a chosen id can be a deleted endpoint's, whose queue a failed removal left paused.
+      if (req.id !== "")
+        await deps.producer.unpause({ tenantId, endpointId: id }).catch((error: unknown) => {
+          deps.log.warn("could not check that a new endpoint's queue is not paused", {
+            endpointId: id,
+            error: error instanceof Error ? error.message : String(error),
+          });
+        });
       deps.onEndpointsChanged?.();
       return { endpoint: endpointMessage(record, true) };
     },
