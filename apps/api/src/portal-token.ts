@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { PORTAL_TOKEN_PREFIX } from "@hookline/config";
 
 /** What a portal token grants: one tenant, optionally one of its endpoints, until it expires. */
 export interface PortalGrant {
@@ -22,11 +23,10 @@ export class PortalTokenError extends Error {
 }
 
 // "hlp1." + base64url(JSON claims) + "." + base64url(HMAC-SHA256 over "hlp1." + claims part).
-const PREFIX = "hlp1.";
 
 /** True when a bearer token looks like a portal token (it is then verified, never compared to API tokens). */
 export function isPortalToken(token: string): boolean {
-  return token.startsWith(PREFIX);
+  return token.startsWith(PORTAL_TOKEN_PREFIX);
 }
 
 /** Signs a grant. The token holds only the grant and its signature, no secret of any kind. */
@@ -37,7 +37,7 @@ export function signPortalToken(key: Buffer, grant: PortalGrant): string {
     ...(grant.endpointCreatedAt && { c: grant.endpointCreatedAt.getTime() }),
     x: Math.floor(grant.expiresAt.getTime() / 1000),
   };
-  const body = PREFIX + Buffer.from(JSON.stringify(claims)).toString("base64url");
+  const body = PORTAL_TOKEN_PREFIX + Buffer.from(JSON.stringify(claims)).toString("base64url");
   return `${body}.${mac(key, body).toString("base64url")}`;
 }
 
@@ -48,12 +48,16 @@ export function verifyPortalToken(key: Buffer, token: string, now: Date): Portal
   // Compared as canonical text, so no other spelling of the same bytes is accepted.
   const presented = Buffer.from(token.slice(dot + 1));
   const expected = Buffer.from(mac(key, body).toString("base64url"));
-  if (dot <= PREFIX.length || presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+  if (
+    dot <= PORTAL_TOKEN_PREFIX.length ||
+    presented.length !== expected.length ||
+    !timingSafeEqual(presented, expected)
+  ) {
     throw new PortalTokenError("this portal link is not valid (it was altered, or issued by another server)");
   }
   let claims: { t?: unknown; e?: unknown; c?: unknown; x?: unknown };
   try {
-    claims = JSON.parse(Buffer.from(body.slice(PREFIX.length), "base64url").toString("utf8"));
+    claims = JSON.parse(Buffer.from(body.slice(PORTAL_TOKEN_PREFIX.length), "base64url").toString("utf8"));
   } catch {
     throw new PortalTokenError("this portal link is not valid");
   }

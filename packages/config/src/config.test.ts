@@ -132,7 +132,7 @@ test("allowed CIDR ranges and the egress proxy are read, and refused with the va
   }
 });
 
-test("a token configured twice, or holding whitespace, is refused at start naming the entry, never the token", () => {
+test("a token configured twice, holding whitespace or shaped as a portal link, is refused at start naming the entry, never the token", () => {
   const token = "s3cret-token-0123456789";
   const refused: [string, string][] = [
     [`tenant:acme:${token},tenant:evil:${token}`, "HOOKLINE_API_TOKENS entry 2 repeats the token of entry 1"],
@@ -142,6 +142,9 @@ test("a token configured twice, or holding whitespace, is refused at start namin
       `${token}, tenant:acme:tok\ten-0123456789abcdef`,
       "HOOKLINE_API_TOKENS entry 2 has whitespace in its token",
     ],
+    // The api reads such a bearer token as a portal link: it could never be accepted.
+    [`${token},hlp1.${token}`, "HOOKLINE_API_TOKENS entry 2 has a token starting with hlp1."],
+    [`tenant:acme:hlp1.${token}`, "HOOKLINE_API_TOKENS entry 1 has a token starting with hlp1."],
   ];
   for (const [value, message] of refused) {
     assert.throws(

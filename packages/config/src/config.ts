@@ -357,7 +357,20 @@ function parseTokens(text: string): { token: string; tenantId?: string }[] {
   });
 }
 
+/**
+ * What starts a portal link's token. The api reads a bearer token with it as a link, so an API
+ * token starting with it could never be accepted: it is refused here.
+ */
+export const PORTAL_TOKEN_PREFIX = "hlp1.";
+
 function parseTokenEntry(entry: string, n: number): { token: string; tenantId?: string } {
+  const parsed = parseTokenParts(entry, n);
+  if (parsed.token.startsWith(PORTAL_TOKEN_PREFIX))
+    throw new Error(`entry ${n} has a token starting with ${PORTAL_TOKEN_PREFIX}, which marks portal links`);
+  return parsed;
+}
+
+function parseTokenParts(entry: string, n: number): { token: string; tenantId?: string } {
   if (!entry.startsWith("tenant:")) {
     if (entry.length < 16) throw new Error(`entry ${n} is shorter than 16 characters`);
     return { token: entry };
