@@ -94,6 +94,69 @@ test("retention purges events, deliveries and attempts older than the window, an
   );
 });
 
+test("a purged delivery takes its recent attempts with it, and its event id emitted again is delivered once per attempt", async () => {
+  let answered = 0;
+  const r = await shared.receiver(() => ({ status: answered++ === 0 ? 500 : 200 }));
+  await shared.svc.endpoints.createEndpoint({ tenantId: "resent", id: "ep", url: r.url });
+  const db = shared.svc.service.infra.store.db;
+  const longAgo = new Date(Date.now() - 2 * 86_400_000);
+  const lately = new Date(Date.now() - 60_000);
+  const { deliveries } = await emitEvent(
+    db,
+    { tenantId: "resent", id: "again", eventType: "x", dataJson: "{}" },
+    longAgo,
+  );
+  const deliveryId = deliveries[0]?.id ?? "";
+  const attempt = { deliveryId, url: r.url, durationMs: 1, responseBody: "", error: "" };
+  // Attempt 1 failed two days ago; attempt 2, a minute ago, delivered it: newer than the window.
+  await recordAttempts(
+    db,
+    [
+      {
+        ...attempt,
+        attemptNumber: 1,
+        startedAt: longAgo,
+        responseStatus: 500,
+        deliveryStatus: "pending",
+        nextAttemptAt: lately,
+      },
+    ],
+    longAgo,
+  );
+  await recordAttempts(
+    db,
+    [
+      {
+        ...attempt,
+        attemptNumber: 2,
+        startedAt: lately,
+        responseStatus: 200,
+        deliveryStatus: "delivered",
+        nextAttemptAt: null,
+      },
+    ],
+    lately,
+  );
+  assert.equal(
+    (await shared.svc.service.worker.maintain())?.purged,
+    4,
+    "2 attempts, the delivery, the event",
+  );
+  const left = await shared.svc.log.listAttempts({ tenantId: "resent" });
+  assert.deepEqual(left.attempts, [], "no attempt outlives its delivery");
+
+  // The same event id again makes the same delivery id: its attempts 1 and 2 are new ones.
+  await shared.svc.emit.emit({ tenantId: "resent", eventId: "again", eventType: "x", dataJson: "{}" });
+  const [final] = await finalDeliveries(shared.svc, "resent", "again");
+  assert.equal(final?.status, DeliveryStatus.DELIVERED);
+  const { attempts } = await shared.svc.log.listAttempts({ tenantId: "resent" });
+  assert.deepEqual(
+    attempts.map((a) => a.responseStatus),
+    [500, 200],
+  );
+  assert.equal(r.requests.length, 2, "each attempt sent once");
+});
+
 test("embedded, maintenance vacuums: rows rewritten on every attempt do not grow the store for ever", async () => {
   const { db, embedded } = shared.svc.service.infra.store;
   const result = await shared.svc.service.worker.maintain();

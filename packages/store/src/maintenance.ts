@@ -66,21 +66,31 @@ async function purgeInBatches(
  * last batch (a statement that outgrows the store timeout on a large table). A delivery is written
  * by its event's statement with the event's created_at, so the events' index finds them exactly.
  * Each batch goes on from the last one's time (events written together share it).
+ *
+ * A delivery's attempts go with it, however recent: a retry or a resend can start days after its
+ * event. Left behind, they were listed for a delivery that no longer exists, and an event emitted
+ * again under the same id (so the same delivery id) could not record the attempt numbers they
+ * held; the worker then sent that attempt again at every sweep.
  */
 async function purgeDeliveries(db: Kysely<Database>, cutoff: Date, batchSize: number): Promise<number> {
   let after = new Date(0);
   let total = 0;
   for (;;) {
-    const { rows } = await sql<{ n: number; last: Date | null }>`with gone as (
-        delete from hookline.deliveries where id in (
+    // The status is checked again on the deleted row itself: one reopened (RetryDelivery) after
+    // the search read it is read anew there, and kept.
+    const { rows } = await sql<{ n: number; attempts: number; last: Date | null }>`with gone as (
+        delete from hookline.deliveries where status <> 'pending' and id in (
           select d.id from hookline.events ev
             join hookline.deliveries d on d.tenant_id = ev.tenant_id and d.event_id = ev.id
            where ev.created_at >= ${after} and ev.created_at < ${cutoff} and d.status <> 'pending'
            order by ev.created_at limit ${batchSize})
-        returning created_at)
-      select count(*)::int as n, max(created_at) as last from gone`.execute(db);
+        returning id, created_at),
+      attempts_gone as (
+        delete from hookline.attempts a using gone where a.delivery_id = gone.id returning 1)
+      select (select count(*)::int from gone) as n, (select count(*)::int from attempts_gone) as attempts,
+        (select max(created_at) from gone) as last`.execute(db);
     const n = rows[0]?.n ?? 0;
-    total += n;
+    total += n + (rows[0]?.attempts ?? 0);
     const last = rows[0]?.last;
     if (n < batchSize || !last) return total;
     after = last;
