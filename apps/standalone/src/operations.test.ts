@@ -56,6 +56,24 @@ test("after a rotation, requests verify with the old secret and with the new one
   assert.equal(endpoints[0]?.secret, "", "lists never carry secrets");
 });
 
+test("rotations in a row keep the four most recently retired secrets signing, not more", async () => {
+  const r = await receiver();
+  const { endpoint } = await shared.svc.endpoints.createEndpoint({ tenantId: "rot6", id: "ep", url: r.url });
+  const secrets = [endpoint?.secret ?? ""];
+  for (let n = 0; n < 6; n++) {
+    const { endpoint: rotated } = await shared.svc.endpoints.rotateEndpointSecret({
+      tenantId: "rot6",
+      id: "ep",
+    });
+    secrets.push(rotated?.secret ?? "");
+  }
+  await shared.svc.emit.emit({ tenantId: "rot6", eventId: "e", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(shared.svc, "rot6", "e");
+  assert.equal(String(r.requests[0]?.headers["webhook-signature"]).split(" ").length, 5);
+  const signing = secrets.map((secret) => r.verifyAll([secret]));
+  assert.deepEqual(signing, [false, false, true, true, true, true, true], "the two retired longest stopped");
+});
+
 test("RetryDelivery makes one manual attempt for a failed delivery", async () => {
   let healthy = false;
   const r = await receiver(() => ({ status: healthy ? 200 : 500 }));

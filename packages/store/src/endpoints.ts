@@ -212,8 +212,17 @@ function toEndpoint(row: Selectable<EndpointTable>): EndpointRecord {
 }
 
 /**
- * Makes newSecret the signing secret. The old one keeps signing until now + graceMs. A grace of 0
- * retires every previous secret at once (a leaked secret must stop signing now).
+ * Previous secrets that keep signing at once, the most recently retired. Every attempt carries a
+ * signature per live secret: without a bound, rotations in a loop grew the header past what
+ * receivers accept (431) and had the worker compute hundreds of HMACs per attempt, on the core
+ * every tenant's deliveries share.
+ */
+const MAX_PREVIOUS_SECRETS = 4;
+
+/**
+ * Makes newSecret the signing secret. The old one keeps signing until now + graceMs, as do the
+ * previous ones still in their grace, up to MAX_PREVIOUS_SECRETS (the longest retired go first). A
+ * grace of 0 retires every previous secret at once (a leaked secret must stop signing now).
  */
 export async function rotateEndpointSecret(
   db: Kysely<Database>,
@@ -248,7 +257,7 @@ export async function rotateEndpointSecret(
       .set({
         secret: newSecret,
         secret_since: now,
-        previous_secrets: JSON.stringify([...stillLive, ...retired]),
+        previous_secrets: JSON.stringify([...stillLive, ...retired].slice(-MAX_PREVIOUS_SECRETS)),
         updated_at: now,
       })
       .where("tenant_id", "=", tenantId)

@@ -591,7 +591,8 @@ export const EndpointService: GenService<{
   },
   /**
    * RotateEndpointSecret replaces the signing secret. The previous one stays valid for a grace
-   * period, during which every request carries one signature per live secret.
+   * period, during which every request carries one signature per live secret. At most four
+   * previous secrets stay live: a fifth rotation within their grace retires the oldest.
    *
    * @generated from rpc hookline.v1.EndpointService.RotateEndpointSecret
    */
