@@ -33,6 +33,8 @@ export interface ApiServerOptions {
   port: number;
   /** Empty: no authentication (loopback, or HOOKLINE_INSECURE_NO_AUTH). */
   tokens: readonly ApiToken[];
+  /** With no tokens, answer calls that name any host, not only a loopback one (HOOKLINE_INSECURE_NO_AUTH). */
+  anyHost?: boolean;
   /** Connection, handshake, idle and HTTP/2 limits of the listener. */
   limits: ConnectionLimits;
   /** Directory of the built web console, served under /ui/; undefined serves none. */
@@ -53,7 +55,11 @@ export function startApiServer(deps: ApiDeps, options: ApiServerOptions): Promis
       errorMappingInterceptor(deps.log),
       linkEndpointInterceptor(deps.db),
     ],
-    authenticate: createAuthenticator(options.tokens, { key: deps.portalKey, now: deps.now }),
+    authenticate: createAuthenticator(
+      options.tokens,
+      { key: deps.portalKey, now: deps.now },
+      { anyHost: options.anyHost === true },
+    ),
     onRefused: bothListeners(logRefusals(deps.log), options.metrics && countRefused(options.metrics)),
     limits: options.limits,
     // Leaves room for the largest data_json plus the envelope of the request.

@@ -1,5 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
 import { Code, ConnectError, createContextKey, type HandlerContext } from "@connectrpc/connect";
+import { refuseForeignHost } from "./loopback.js";
 import { isPortalToken, type PortalGrant, PortalTokenError, verifyPortalToken } from "./portal-token.js";
 
 /** One configured API token: a bare one acts on every tenant, a scoped one on its tenant only. */
@@ -39,8 +41,14 @@ export interface PortalVerifier {
 // Health must answer probes that carry no credentials (Kubernetes, load balancers).
 const OPEN_SERVICES = new Set(["grpc.health.v1.Health"]);
 
-/** Decides, from the service and the authorization header alone, who is calling. */
-export type Authenticator = (service: string, authorization: string | undefined) => Principal;
+/** Decides, from the service and the request's headers alone, who is calling. */
+export type Authenticator = (service: string, headers: IncomingHttpHeaders) => Principal;
+
+/** What the api accepts of a caller with no token when no tokens are configured. */
+export interface OpenAccess {
+  /** Calls naming any host, not only a loopback one (HOOKLINE_INSECURE_NO_AUTH; see refuseForeignHost). */
+  anyHost: boolean;
+}
 
 /**
  * Checks `authorization: Bearer <token>` from the headers alone, so that an unauthenticated caller
@@ -49,15 +57,19 @@ export type Authenticator = (service: string, authorization: string | undefined)
  * logged or echoed. A portal token is honoured, and limits the call, even when no API tokens are
  * configured. Throws UNAUTHENTICATED.
  */
-export function createAuthenticator(tokens: readonly ApiToken[], portal: PortalVerifier): Authenticator {
+export function createAuthenticator(
+  tokens: readonly ApiToken[],
+  portal: PortalVerifier,
+  open: OpenAccess,
+): Authenticator {
   const digests = tokens.map((t, i) => ({
     digest: sha256(t.token),
     tenantId: t.tenantId,
     tokenId: `token-${i + 1}`,
   }));
-  return (service, authorization) => {
+  return (service, headers) => {
     if (OPEN_SERVICES.has(service)) return { kind: "open", tenantId: undefined };
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "");
     if (match?.[1] && isPortalToken(match[1])) {
       let grant: PortalGrant;
       try {
@@ -76,7 +88,10 @@ export function createAuthenticator(tokens: readonly ApiToken[], portal: PortalV
         expiresAt: grant.expiresAt,
       };
     }
-    if (digests.length === 0) return { kind: "open", tenantId: undefined };
+    if (digests.length === 0) {
+      if (!open.anyHost) refuseForeignHost(headers);
+      return { kind: "open", tenantId: undefined };
+    }
     if (!match?.[1])
       throw new ConnectError("missing bearer token (authorization: Bearer <token>)", Code.Unauthenticated);
     const presented = sha256(match[1]);

@@ -10,6 +10,7 @@ import { startApiServer } from "./api.js";
 import { AttemptFeed, storeAttemptSource } from "./attempt-feed.js";
 import { createEmitBatcher } from "./emit-batcher.js";
 import { exitAfterCommits } from "./fault-exit.js";
+import { isLoopback } from "./loopback.js";
 import type { ListeningServer } from "./server.js";
 import { StreamLimiter } from "./stream-limiter.js";
 
@@ -70,6 +71,7 @@ export async function startApiFromConfig(
       {
         ...config.api,
         tokens: config.apiTokens,
+        anyHost: config.insecureNoAuth,
         limits: config.connections,
         consoleDir: CONSOLE_DIR,
         ...(hooks.metrics && { metrics: hooks.metrics }),
@@ -104,8 +106,4 @@ function refuseOpenExposure(config: HooklineConfig): void {
     `refusing to serve ${config.api.host} without HOOKLINE_API_TOKENS; ` +
       "set HOOKLINE_INSECURE_NO_AUTH=1 to serve it unauthenticated knowingly",
   );
-}
-
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\./.test(host);
 }

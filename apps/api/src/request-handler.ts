@@ -64,7 +64,7 @@ export function createRequestHandler(
   const contextFor = (req: NodeServerRequest, arrivedAt: number) => (service: DescService) => {
     try {
       return createContextValues()
-        .set(principalKey, options.authenticate(service.typeName, req.headers.authorization))
+        .set(principalKey, options.authenticate(service.typeName, req.headers))
         .set(arrivedAtKey, arrivedAt);
     } catch (error) {
       return ConnectError.from(error);
@@ -83,7 +83,7 @@ export function createRequestHandler(
     }
     let request: ReturnType<typeof universalRequestFromNodeRequest>;
     try {
-      const principal = options.authenticate(handler.service.typeName, req.headers.authorization);
+      const principal = options.authenticate(handler.service.typeName, req.headers);
       request = universalRequestFromNodeRequest(
         req,
         res,
