@@ -41,7 +41,7 @@ export async function* watchAttempts(
   let filter: AttemptFilter;
   let release: () => void;
   try {
-    release = deps.streams.acquire(context.values.get(principalKey).tokenId);
+    release = deps.streams.acquire(context.values.get(principalKey));
   } catch (error) {
     throw toConnectError(error, deps.log, "WatchAttempts");
   }

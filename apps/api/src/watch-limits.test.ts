@@ -5,7 +5,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { AttemptLogService, Health } from "@hookline/contracts";
+import { AttemptLogService, Health, PortalService } from "@hookline/contracts";
 import { createEndpoint, emitEvent, recordAttempts } from "@hookline/store";
 import { eventually, readTestSettings } from "@hookline/testkit";
 import { startTestApi, type TestApi } from "./test-helpers.js";
@@ -86,6 +86,57 @@ describe("WatchAttempts and Health.Watch streams are bounded per token and in to
     );
     for (const stream of [a2, b1, a3]) stream.close();
     await Promise.all([a2.ended, b1.ended, a3.ended]);
+  });
+});
+
+describe("a tenant's tokens and portal links share its stream cap", () => {
+  let api: TestApi;
+  before(async () => {
+    api = await startTestApi(settings, {
+      HOOKLINE_API_TOKENS: `tenant:a:${TOKEN_A},tenant:b:${TOKEN_B}`,
+      HOOKLINE_MAX_STREAMS_PER_TOKEN: "2",
+      HOOKLINE_MAX_STREAMS_PER_TENANT: "3",
+      HOOKLINE_MAX_STREAMS: "10",
+    });
+  });
+  after(() => api?.close());
+
+  test("links a tenant issues itself hold no more streams than the tenant may", async () => {
+    const portal = createClient(PortalService, createGrpcTransport({ baseUrl: `http://${api.address}` }));
+    const asA = { headers: { authorization: `Bearer ${TOKEN_A}` } };
+    // Each link is a token of its own: two links and the tenant's token would hold six streams.
+    const links = await Promise.all(
+      [3600n, 3601n].map(async (seconds) => (await portal.createPortalLink({ ttl: { seconds } }, asA)).token),
+    );
+    const held = [open(api, TOKEN_A), open(api, TOKEN_A), open(api, links[0])];
+    await eventually(
+      async () => api.server.openStreams,
+      (n) => n === 3,
+    );
+    const over = open(api, links[1]);
+    // Refused, or (the cap not held) open: a fourth stream counted.
+    const overTenant = await Promise.race([
+      over.ended,
+      eventually(
+        async () => api.server.openStreams,
+        (n) => n === 4,
+      ).then(
+        () => "open",
+        () => "neither refused nor open",
+      ),
+    ]);
+    if (!(overTenant instanceof ConnectError)) over.close();
+    assert.ok(overTenant instanceof ConnectError, `refused, not ${String(overTenant)}`);
+    assert.equal(overTenant.code, Code.ResourceExhausted);
+    assert.match(overTenant.rawMessage, /HOOKLINE_MAX_STREAMS_PER_TENANT/);
+    // Another tenant is not held back by it.
+    const b = open(api, TOKEN_B);
+    await eventually(
+      async () => api.server.openStreams,
+      (n) => n === 4,
+    );
+    for (const stream of [...held, b]) stream.close();
+    await Promise.all([...held, b].map((stream) => stream.ended));
   });
 });
 

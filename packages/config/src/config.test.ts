@@ -171,7 +171,7 @@ test("limits have sane defaults and bad values name their variable", () => {
     maxConcurrentStreams: 100,
     maxHeaderBytes: 16_384,
   });
-  assert.deepEqual(config.streams, { perToken: 20, total: 200 });
+  assert.deepEqual(config.streams, { perToken: 20, perTenant: 50, total: 200 });
   assert.equal(config.databaseTimeoutMs, 30_000);
   assert.equal(loadConfig({ HOOKLINE_DATABASE_TIMEOUT: "2s" }).databaseTimeoutMs, 2000);
   // Past about 24.8 days PostgreSQL refuses the statement timeout, and every store call failed.

@@ -80,7 +80,7 @@ export interface HooklineConfig {
   /** What the api's listener allows a connection before and after it authenticates. */
   connections: ConnectionLimits;
   /** Long-lived streams (WatchAttempts, Health.Watch) open at once. */
-  streams: { perToken: number; total: number };
+  streams: { perToken: number; perTenant: number; total: number };
   /** Attempts a WatchAttempts stream may fall behind before it is ended with RESOURCE_EXHAUSTED. */
   watchBufferLimit: number;
   /** How often the api re-reads new attempts even without a signal (a dropped LISTEN connection). */
@@ -260,6 +260,7 @@ export function loadConfig(env: Env): HooklineConfig {
     },
     streams: {
       perToken: read("HOOKLINE_MAX_STREAMS_PER_TOKEN", "20", int(1, 100_000)),
+      perTenant: read("HOOKLINE_MAX_STREAMS_PER_TENANT", "50", int(1, 100_000)),
       total: read("HOOKLINE_MAX_STREAMS", "200", int(1, 100_000)),
     },
     watchBufferLimit: read("HOOKLINE_WATCH_BUFFER", "10000", int(1, 1_000_000)),

@@ -23,7 +23,7 @@ export function healthService(
     },
     async *watch(request, context) {
       // Health needs no token, so only the server-wide stream limit applies.
-      const release = streams.acquire(undefined);
+      const release = streams.acquire({ tokenId: undefined, tenantId: undefined });
       try {
         if (!known.has(request.service)) {
           // The protocol keeps the call open: the service may become known later (it never does here).
