@@ -99,14 +99,16 @@ const IPV6_CLASSES: readonly (readonly [string, Ranges])[] = [
  * has not opened, so they stay refused unless an IPv6 range in `allowedCidrs` covers them.
  */
 export function createAddressPolicy(options: AddressPolicyOptions = {}): AddressPolicy {
-  const allowed = new BlockList();
+  // Apart by family: BlockList also matches an IPv4 address against IPv6 ranges (through its
+  // mapped form), so an allowed ::/0 let in 10.0.0.1 and 169.254.169.254, which it does not name.
+  const allowed = { ipv4: new BlockList(), ipv6: new BlockList() };
   for (const { address, prefix } of options.allowedCidrs ?? []) {
     const family = ipFamily(address);
     const bits = family === "ipv4" ? 32 : 128;
     if (family === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > bits) {
       throw new RangeError(`${address}/${prefix} is not an IPv4 or IPv6 CIDR range`);
     }
-    allowed.addSubnet(address, prefix, family);
+    allowed[family].addSubnet(address, prefix, family);
   }
   const ipv4 = compile(IPV4_CLASSES, "ipv4");
   const ipv6 = compile(IPV6_CLASSES, "ipv6");
@@ -116,7 +118,8 @@ export function createAddressPolicy(options: AddressPolicyOptions = {}): Address
     if (family === undefined) return "not an IP address";
     const plain = withoutZone(address);
     // BlockList matches IPv4 ranges against IPv4-mapped IPv6 addresses too, and only those.
-    if (allowed.check(plain, family)) return undefined;
+    if (allowed[family].check(plain, family)) return undefined;
+    if (family === "ipv6" && allowed.ipv4.check(plain, family)) return undefined;
     if (family === "ipv4") return classify(ipv4, plain, family);
     const embedded = embeddedIpv4(plain);
     if (embedded !== undefined) {
