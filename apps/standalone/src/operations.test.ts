@@ -6,6 +6,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { AttemptTrigger, DeliveryStatus, EndpointStatus } from "@hookline/contracts";
 import { reopenDelivery } from "@hookline/store";
 import { readTestSettings, startReceiver } from "@hookline/testkit";
+import { sql } from "kysely";
 import { attemptsOf, finalDeliveries, sharedTestService, startTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
@@ -72,6 +73,15 @@ test("rotations in a row keep the four most recently retired secrets signing, no
   assert.equal(String(r.requests[0]?.headers["webhook-signature"]).split(" ").length, 5);
   const signing = secrets.map((secret) => r.verifyAll([secret]));
   assert.deepEqual(signing, [false, false, true, true, true, true, true], "the two retired longest stopped");
+
+  // An endpoint rotated more often before the bound came in signs with no more either.
+  const until = new Date(Date.now() + 3_600_000).toISOString();
+  const older = secrets.slice(0, 6).map((secret) => ({ secret, expires_at: until }));
+  await sql`update hookline.endpoints set previous_secrets = ${JSON.stringify(older)}::jsonb
+             where tenant_id = 'rot6' and id = 'ep'`.execute(shared.svc.service.infra.store.db);
+  await shared.svc.emit.emit({ tenantId: "rot6", eventId: "e2", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(shared.svc, "rot6", "e2");
+  assert.equal(String(r.requests[1]?.headers["webhook-signature"]).split(" ").length, 5);
 });
 
 test("RetryDelivery makes one manual attempt for a failed delivery", async () => {

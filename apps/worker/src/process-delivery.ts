@@ -8,6 +8,7 @@ import {
 import type { DeliveryJobData, DeliveryProducer } from "@hookline/queue";
 import { parseSecret, webhookHeaders } from "@hookline/signing";
 import type { AttemptResult, DeliveryStatusValue, DeliveryWork, RecordedAttempt } from "@hookline/store";
+import { MAX_PREVIOUS_SECRETS } from "@hookline/store";
 import { envelopeOf } from "./envelope.js";
 
 /** What processing one delivery job needs; every piece is passed in so tests can swap clocks and randomness. */
@@ -64,10 +65,14 @@ export async function processDelivery(
   const manual = job.manual === true || work.nextAttemptManual;
   const body = envelopeOf(work);
   const startedAt = deps.now();
-  // During a rotation's grace period every live secret signs, so receivers holding either verify.
+  // During a rotation's grace period every live secret signs, so receivers holding either verify;
+  // at most the latest MAX_PREVIOUS_SECRETS, also for an endpoint rotated before that bound.
   const secrets = [
     work.endpoint.secret,
-    ...work.endpoint.previousSecrets.filter((p) => p.expiresAt.getTime() > startedAt).map((p) => p.secret),
+    ...work.endpoint.previousSecrets
+      .filter((p) => p.expiresAt.getTime() > startedAt)
+      .slice(-MAX_PREVIOUS_SECRETS)
+      .map((p) => p.secret),
   ];
   const headers = webhookHeaders(secrets.map(parseSecret), work.eventId, Math.floor(startedAt / 1000), body);
   headers["user-agent"] = "Hookline/0.1";

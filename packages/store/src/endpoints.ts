@@ -217,7 +217,7 @@ function toEndpoint(row: Selectable<EndpointTable>): EndpointRecord {
  * receivers accept (431) and had the worker compute hundreds of HMACs per attempt, on the core
  * every tenant's deliveries share.
  */
-const MAX_PREVIOUS_SECRETS = 4;
+export const MAX_PREVIOUS_SECRETS = 4;
 
 /**
  * Makes newSecret the signing secret. The old one keeps signing until now + graceMs, as do the

@@ -49,6 +49,7 @@ export {
   findEndpoint,
   getEndpoint,
   listEndpoints,
+  MAX_PREVIOUS_SECRETS,
   type NewEndpoint,
   rotateEndpointSecret,
   updateEndpoint,
