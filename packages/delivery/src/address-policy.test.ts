@@ -135,15 +135,22 @@ test("an embedded form is allowed only when an IPv6 range names it", () => {
   assert.equal(policy.problem("64:ff9b::a00:1"), `${PRIVATE} (NAT64 form of 10.0.0.1)`);
 });
 
-test("an allowed IPv6 range lets in no IPv4 address, even one whose mapped form it covers", () => {
+test("an allowed IPv6 range lets in no IPv4 host, not even through its IPv4-mapped form", () => {
   for (const range of [
     { address: "::", prefix: 0 },
     { address: "::ffff:0:0", prefix: 96 },
   ]) {
     const policy = createAddressPolicy({ allowedCidrs: [range] });
-    assert.equal(policy.problem("::ffff:10.0.0.1"), undefined, "the IPv6 address it names");
-    assert.equal(policy.problem("10.0.0.1"), PRIVATE, `${range.address}/${range.prefix}`);
-    assert.equal(policy.problem("169.254.169.254"), METADATA, `${range.address}/${range.prefix}`);
+    const named = `${range.address}/${range.prefix}`;
+    assert.equal(policy.problem("10.0.0.1"), PRIVATE, named);
+    assert.equal(policy.problem("169.254.169.254"), METADATA, named);
+    // The mapped form reaches the same IPv4 host through a dual-stack socket.
+    assert.equal(policy.problem("::ffff:10.0.0.1"), `${PRIVATE} (IPv4-mapped form of 10.0.0.1)`, named);
+    assert.equal(
+      policy.problem("::ffff:a9fe:a9fe"),
+      `${METADATA} (IPv4-mapped form of 169.254.169.254)`,
+      named,
+    );
   }
 });
 

@@ -117,11 +117,13 @@ export function createAddressPolicy(options: AddressPolicyOptions = {}): Address
     const family = ipFamily(address);
     if (family === undefined) return "not an IP address";
     const plain = withoutZone(address);
-    // BlockList matches IPv4 ranges against IPv4-mapped IPv6 addresses too, and only those.
-    if (allowed[family].check(plain, family)) return undefined;
-    if (family === "ipv6" && allowed.ipv4.check(plain, family)) return undefined;
-    if (family === "ipv4") return classify(ipv4, plain, family);
+    if (family === "ipv4")
+      return allowed.ipv4.check(plain, family) ? undefined : classify(ipv4, plain, family);
     const embedded = embeddedIpv4(plain);
+    // An IPv4-mapped address is its IPv4 host over a dual-stack socket: only an IPv4 range lets it
+    // in (BlockList matches IPv4 ranges against the mapped form), never an IPv6 one such as ::/0.
+    const mapped = embedded?.form === "IPv4-mapped";
+    if (mapped ? allowed.ipv4.check(plain, family) : allowed.ipv6.check(plain, family)) return undefined;
     if (embedded !== undefined) {
       const inner = classify(ipv4, embedded.ipv4, "ipv4");
       return inner && `${inner} (${embedded.form} form of ${embedded.ipv4})`;
