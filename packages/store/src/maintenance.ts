@@ -77,21 +77,26 @@ async function purgeDeliveries(db: Kysely<Database>, cutoff: Date, batchSize: nu
   let total = 0;
   for (;;) {
     // The status is checked again on the deleted row itself: one reopened (RetryDelivery) after
-    // the search read it is read anew there, and kept.
-    const { rows } = await sql<{ n: number; attempts: number; last: Date | null }>`with gone as (
+    // the search read it is read anew there, and kept. The attempts go in a second statement of
+    // the same transaction: it reads them afresh, so an attempt recorded while the first waited
+    // for a row goes too, and none can be recorded once the row is deleted.
+    const { n, attempts, last } = await db.transaction().execute(async (tx) => {
+      const { rows: gone } = await sql<{ id: string; created_at: Date }>`
         delete from hookline.deliveries where status <> 'pending' and id in (
           select d.id from hookline.events ev
             join hookline.deliveries d on d.tenant_id = ev.tenant_id and d.event_id = ev.id
            where ev.created_at >= ${after} and ev.created_at < ${cutoff} and d.status <> 'pending'
            order by ev.created_at limit ${batchSize})
-        returning id, created_at),
-      attempts_gone as (
-        delete from hookline.attempts a using gone where a.delivery_id = gone.id returning 1)
-      select (select count(*)::int from gone) as n, (select count(*)::int from attempts_gone) as attempts,
-        (select max(created_at) from gone) as last`.execute(db);
-    const n = rows[0]?.n ?? 0;
-    total += n + (rows[0]?.attempts ?? 0);
-    const last = rows[0]?.last;
+        returning id, created_at`.execute(tx);
+      if (gone.length === 0) return { n: 0, attempts: 0, last: undefined };
+      const removed = await tx
+        .deleteFrom("attempts")
+        .where("delivery_id", "=", sql<string>`any(${sql.val(gone.map((row) => row.id))}::text[])`)
+        .executeTakeFirst();
+      const newest = Math.max(...gone.map((row) => row.created_at.getTime()));
+      return { n: gone.length, attempts: Number(removed.numDeletedRows), last: new Date(newest) };
+    });
+    total += n + attempts;
     if (n < batchSize || !last) return total;
     after = last;
   }
