@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { DeliveryStatus } from "@hookline/contracts";
+import { openQueueHandle } from "@hookline/queue";
 import { emitEvent } from "@hookline/store";
 import { type Receiver, readTestSettings, startReceiver } from "@hookline/testkit";
 import { finalDeliveries, startTestService, type TestService } from "./test-helpers.js";
@@ -51,5 +52,24 @@ test("a delivery already waiting on its queue is left alone", async () => {
     assert.equal(await svc.service.worker.sweep(), 0);
   } finally {
     await slow.close();
+  }
+});
+
+test("a delivery waiting on a queue left paused is resumed by the sweep", async () => {
+  const r = await startReceiver();
+  const ref = { tenantId: "paused", endpointId: "ep" };
+  // What a removal cut short by Redis leaves, should CreateEndpoint fail to resume it as well.
+  const { infra } = svc.service;
+  const queue = openQueueHandle(infra.queueBackend, infra.producer.routing.queueOf(ref));
+  try {
+    await svc.endpoints.createEndpoint({ tenantId: ref.tenantId, id: ref.endpointId, url: r.url });
+    await queue.pause();
+    await svc.emit.emit({ tenantId: ref.tenantId, eventId: "held", eventType: "x", dataJson: "{}" });
+    assert.equal(await svc.service.worker.sweep(), 0, "its job is there: nothing to put back");
+    const [request] = await r.waitForRequests(1);
+    assert.equal(request?.headers["webhook-id"], "held");
+  } finally {
+    await queue.close();
+    await r.close();
   }
 });

@@ -35,6 +35,7 @@ function harness(overdue: Overdue[] | Overdue[][], queued: Set<string>, locked =
     enqueue: async (items: EnqueueItem[]) => {
       enqueued.push(...items);
     },
+    unpause: async () => {},
   };
   const walk: SweepWalk = { after: undefined };
   return {

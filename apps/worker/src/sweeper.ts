@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { DeliveryProducer, EnqueueItem } from "@hookline/queue";
+import type { DeliveryProducer, EndpointRef, EnqueueItem } from "@hookline/queue";
 import {
   findOverdueDeliveries,
   type OverdueDelivery,
@@ -30,7 +30,7 @@ export function sweeperStore(db: StoreDb): SweeperStore {
 
 export interface SweeperDeps {
   store: SweeperStore;
-  producer: Pick<DeliveryProducer, "enqueue" | "hasLiveJob">;
+  producer: Pick<DeliveryProducer, "enqueue" | "hasLiveJob" | "unpause">;
   now(): number;
   /** How overdue a pending delivery must be before it counts as stranded. */
   graceMs: number;
@@ -69,7 +69,11 @@ export interface SweepWalk {
 export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> {
   return deps.store.exclusively(async () => {
     const start = deps.walk.after;
-    const { jobless, last } = await findJobless(deps, start, () => true);
+    const { jobless, last, waiting } = await findJobless(deps, start, () => true);
+    // An overdue delivery whose job waits may wait on a queue a removal cut short left paused
+    // (the delete of an endpoint whose id was taken again, with Redis away): resumed here, once
+    // a sweep per queue, should CreateEndpoint not have managed it then.
+    for (const endpoint of waiting.values()) await deps.producer.unpause(endpoint);
     let count = 0;
     if (jobless.size > 0) {
       await delay(deps.confirmAfterMs);
@@ -85,8 +89,8 @@ export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> 
 
 /**
  * Overdue deliveries after `after`, up to pagesPerSweep pages (of those `worth` checking), whose
- * due attempt has no job, by `id#attempt`, and where the next walk starts (undefined after a short
- * page: the start).
+ * due attempt has no job, by `id#attempt`; the endpoints of those whose job is there but waits;
+ * and where the next walk starts (undefined after a short page: the start).
  */
 async function findJobless(
   deps: SweeperDeps,
@@ -96,13 +100,18 @@ async function findJobless(
   const limit = deps.batchSize ?? 500;
   const dueBefore = new Date(deps.now() - deps.graceMs);
   const jobless = new Map<string, EnqueueItem>();
+  const waiting = new Map<string, EndpointRef>();
   let last = after;
   for (let page = 0; page < (deps.pagesPerSweep ?? 10); page += 1) {
     const overdue = await deps.store.findOverdue(dueBefore, limit, last);
     for (const delivery of overdue) {
       const attemptNumber = delivery.attemptCount + 1;
       const key = `${delivery.id}#${attemptNumber}`;
-      if (!worth(key) || (await deps.producer.hasLiveJob(delivery, delivery.id, attemptNumber))) continue;
+      if (!worth(key)) continue;
+      if (await deps.producer.hasLiveJob(delivery, delivery.id, attemptNumber)) {
+        waiting.set(`${delivery.tenantId}\u0000${delivery.endpointId}`, delivery);
+        continue;
+      }
       jobless.set(key, {
         deliveryId: delivery.id,
         tenantId: delivery.tenantId,
@@ -112,8 +121,8 @@ async function findJobless(
       });
     }
     const end = overdue.at(-1);
-    if (overdue.length < limit || !end) return { jobless, last: undefined };
+    if (overdue.length < limit || !end) return { jobless, waiting, last: undefined };
     last = { dueAt: end.dueAt, id: end.id };
   }
-  return { jobless, last };
+  return { jobless, waiting, last };
 }
