@@ -17,7 +17,7 @@ import {
   reopenDelivery,
   type StoreDb,
 } from "./index.js";
-import { openTestStore, someoneWaitsForALock } from "./test-helpers.js";
+import { openTestStore, racing, someoneWaitsForALock } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -175,13 +175,9 @@ async function recordedDuring(
   return (await recording)[0];
 }
 
-const racing = {
-  skip: settings.kind === "embedded" && "one embedded session runs one transaction at a time: no race",
-};
-
 test(
   "a cancel that commits while the attempt's record waits for the row is kept, and no retry is asked for",
-  racing,
+  racing(settings),
   async () => {
     const id = await deliveryTo("race", "ep", { id: "e", type: "x" });
     const recorded = await recordedDuring((tx) => cancelDeliveries(tx, [id], now), result(id, 1));
@@ -201,7 +197,7 @@ test(
 
 test(
   "a reopen by hand that commits while a scheduled attempt's record waits keeps its place",
-  racing,
+  racing(settings),
   async () => {
     const id = await deliveryTo("race-hand", "ep", { id: "e", type: "x" });
     await cancelDeliveries(store.db, [id], now);

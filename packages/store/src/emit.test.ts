@@ -11,7 +11,7 @@ import {
   listDeliveries,
   updateEndpoint,
 } from "./index.js";
-import { openTestStore, someoneWaitsForALock } from "./test-helpers.js";
+import { openTestStore, racing, someoneWaitsForALock } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -87,25 +87,27 @@ test("concurrent emits of one event id record it once, and every answer names it
     );
 });
 
-test("a re-emit that waits on the first emit's commit answers with the original deliveries", {
-  skip: settings.kind === "embedded" && "one embedded session runs one transaction at a time: no race",
-}, async () => {
-  await endpoint("t-wait", "a");
-  await endpoint("t-wait", "b");
-  const first = await store.db.startTransaction().execute();
-  const original = await emitEvent(
-    first,
-    { tenantId: "t-wait", id: "e", eventType: "x", dataJson: "{}" },
-    now,
-  );
-  const again = emitEvent(store.db, { tenantId: "t-wait", id: "e", eventType: "x", dataJson: "{}" }, now);
-  // The re-emit's insert blocks on the uncommitted event row until the first one commits.
-  await someoneWaitsForALock(store.db);
-  await first.commit().execute();
-  const answer = await again;
-  assert.equal(answer.duplicate, true);
-  assert.deepEqual(answer.deliveries, original.deliveries);
-});
+test(
+  "a re-emit that waits on the first emit's commit answers with the original deliveries",
+  racing(settings),
+  async () => {
+    await endpoint("t-wait", "a");
+    await endpoint("t-wait", "b");
+    const first = await store.db.startTransaction().execute();
+    const original = await emitEvent(
+      first,
+      { tenantId: "t-wait", id: "e", eventType: "x", dataJson: "{}" },
+      now,
+    );
+    const again = emitEvent(store.db, { tenantId: "t-wait", id: "e", eventType: "x", dataJson: "{}" }, now);
+    // The re-emit's insert blocks on the uncommitted event row until the first one commits.
+    await someoneWaitsForALock(store.db);
+    await first.commit().execute();
+    const answer = await again;
+    assert.equal(answer.duplicate, true);
+    assert.deepEqual(answer.deliveries, original.deliveries);
+  },
+);
 
 test("delivery ids hold no colon and never collide across tenant, event and endpoint", async () => {
   const colon = deliveryIdFor("t", "order:1001", "acct:7");

@@ -1,3 +1,4 @@
+import { after, before } from "node:test";
 import { createTestBackend, eventually, type TestBackend, type TestSettings } from "@hookline/testkit";
 import { type Kysely, sql } from "kysely";
 import { connectStore, type StoreConnection } from "./connect.js";
@@ -22,6 +23,21 @@ export async function openTestStore(
   };
 }
 
+/** A fresh store opened before this file's tests and dropped after them; read `db` inside a test. */
+export function storeForThisFile(settings: TestSettings): { readonly db: Kysely<Database> } {
+  let store: Awaited<ReturnType<typeof openTestStore>> | undefined;
+  before(async () => {
+    store = await openTestStore(settings);
+  });
+  after(() => store?.close());
+  return {
+    get db() {
+      if (!store) throw new Error("the test store is opened before the file's tests");
+      return store.db;
+    },
+  };
+}
+
 /** Resolves once a statement in this database waits for a lock (one another session holds). */
 export async function someoneWaitsForALock(db: Kysely<Database>): Promise<void> {
   await eventually(
@@ -33,4 +49,11 @@ export async function someoneWaitsForALock(db: Kysely<Database>): Promise<void> 
     },
     (waiting) => waiting > 0,
   );
+}
+
+/** Options for a test of two sessions racing: skipped embedded, where one session runs one transaction at a time. */
+export function racing(settings: TestSettings): { skip: string | false } {
+  return {
+    skip: settings.kind === "embedded" && "one embedded session runs one transaction at a time: no race",
+  };
 }
