@@ -7,8 +7,13 @@ import {
 } from "@hookline/delivery";
 import type { DeliveryJobData, DeliveryProducer } from "@hookline/queue";
 import { parseSecret, webhookHeaders } from "@hookline/signing";
-import type { AttemptResult, DeliveryStatusValue, DeliveryWork, RecordedAttempt } from "@hookline/store";
-import { MAX_PREVIOUS_SECRETS } from "@hookline/store";
+import {
+  type AttemptResult,
+  type DeliveryStatusValue,
+  type DeliveryWork,
+  MAX_PREVIOUS_SECRETS,
+  type RecordedAttempt,
+} from "@hookline/store";
 import { envelopeOf } from "./envelope.js";
 
 /** What processing one delivery job needs; every piece is passed in so tests can swap clocks and randomness. */
