@@ -35,7 +35,7 @@ function work(overrides: Partial<DeliveryWork> = {}): DeliveryWork {
   };
 }
 
-function harness(delivery: DeliveryWork | undefined, answer: AttemptOutcome) {
+function harness(delivery: DeliveryWork | undefined, answer: AttemptOutcome, held = true) {
   const recorded: AttemptResult[] = [];
   const enqueued: EnqueueItem[] = [];
   const cancelled: string[] = [];
@@ -51,6 +51,7 @@ function harness(delivery: DeliveryWork | undefined, answer: AttemptOutcome) {
     },
     // As a worker with too many writes pending runs them: before the job ends.
     afterAnswer: (writes) => writes(),
+    stillHeld: async () => held,
     producer: {
       enqueue: async (items) => {
         enqueued.push(...items);
@@ -156,6 +157,12 @@ test("a job ahead of the store, or for a finished delivery, does nothing", async
     await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber });
     assert.deepEqual([h.posted, h.recorded, h.enqueued, h.cancelled], [[], [], [], []]);
   }
+});
+
+test("a job the queue no longer holds sends nothing and records nothing: its replacement will", async () => {
+  const h = harness(work({ attemptCount: 1 }), ok, false);
+  await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 2 });
+  assert.deepEqual([h.posted, h.recorded, h.enqueued, h.cancelled], [[], [], [], []]);
 });
 
 test("a manual attempt that fails is one attempt: no retry is scheduled", async () => {

@@ -27,6 +27,11 @@ export interface DeliveryDeps {
    * defers them, so the job ends when the endpoint has answered (see DeferredWrites).
    */
   afterAnswer(writes: () => Promise<void>): Promise<void>;
+  /**
+   * True while this worker still holds the job (see DeliveryConsumer): a job the queue lost or
+   * handed to another worker sends nothing, and its delivery waits for the job that replaced it.
+   */
+  stillHeld(): Promise<boolean>;
   producer: Pick<DeliveryProducer, "enqueue">;
   http: HttpClient;
   retry: RetryPolicy;
@@ -64,6 +69,10 @@ export async function processDelivery(
     await deps.cancel(work.id);
     return undefined;
   }
+
+  // Asked last before the request (all that follows is synchronous): the work above may have
+  // waited out an outage of the queue, or been starved of CPU.
+  if (!(await deps.stillHeld())) return undefined;
 
   // The store says whether this attempt was asked for by hand: a job the sweeper put back carries
   // no mark of its own.

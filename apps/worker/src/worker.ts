@@ -122,7 +122,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   deps.metrics?.trackPendingAttemptWrites(() => deferred.size);
   const consumer: DeliveryConsumer = new DeliveryConsumer(
     deps.queueBackend,
-    (job, queue) =>
+    (job, queue, held) =>
       adaptive.track(queue, () =>
         processDelivery(
           {
@@ -132,6 +132,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
               await cancelDeliveries(deps.db, [id], new Date(now()));
             },
             afterAnswer: (writes) => deferred.run({ queue, deliveryId: job.deliveryId }, writes),
+            stillHeld: held,
             producer: deps.producer,
             http: deps.http,
             retry: deps.retry,

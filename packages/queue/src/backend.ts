@@ -92,7 +92,8 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
       onReconnect: (listener) => reconnectListeners.push(listener),
       // A client that is not "ready" would queue the PING until it reconnects.
       ping: async () => shared.status === "ready" && (await shared.ping()) === "PONG",
-      lostForMs: () => (lostAt === undefined ? 0 : Date.now() - lostAt),
+      // At least 1 once lost, even within the same millisecond: 0 means connected.
+      lostForMs: () => (lostAt === undefined ? 0 : Math.max(1, Date.now() - lostAt)),
       close: async () => {
         shared.disconnect();
       },

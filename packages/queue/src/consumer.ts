@@ -5,7 +5,16 @@ import { openWorker, wakeWorker } from "./handles.js";
 import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queue.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
-export type DeliveryProcessor = (job: DeliveryJobData, queueName: string) => Promise<void>;
+/**
+ * Runs one job. `held` resolves true while this process still holds the job: the processor asks
+ * just before the attempt's request, which must go out only under the queue's count of jobs in
+ * flight (see DeliveryConsumer.stillHolds).
+ */
+export type DeliveryProcessor = (
+  job: DeliveryJobData,
+  queueName: string,
+  held: () => Promise<boolean>,
+) => Promise<void>;
 
 /** A queue with work due at dueAt (ms since the epoch), and the limits it enforces. */
 export interface QueueDemand {
@@ -287,7 +296,8 @@ export class DeliveryConsumer {
     const worker = openWorker<DeliveryJobData>(
       this.backend,
       item.queue,
-      async (job: Job<DeliveryJobData>) => {
+      async (job: Job<DeliveryJobData>, token?: string) => {
+        const fetched = { at: this.now(), generation: this.backend.connectionGeneration() };
         const entry = this.open.get(item.queue);
         if (entry) {
           entry.inFlight += 1;
@@ -295,7 +305,7 @@ export class DeliveryConsumer {
           entry.drained = false;
         }
         try {
-          await this.processor(job.data, item.queue);
+          await this.processor(job.data, item.queue, () => this.stillHolds(job, token, fetched));
         } finally {
           if (entry) {
             entry.inFlight -= 1;
@@ -355,6 +365,31 @@ export class DeliveryConsumer {
         this.options.onError?.(error, item.queue);
         if (this.open.get(item.queue) === entry) this.release(item.queue);
       });
+  }
+
+  /**
+   * True while this process still holds the job, so its request counts against the queue's limit.
+   * It costs nothing unless the job may have been taken away since it was fetched:
+   * - the connection dropped: a Redis that restarted empty lost the job, and with it its place
+   *   among the jobs in flight, while the sweeper adds it again for another worker;
+   * - half its lock's lifetime passed: a starved process's lock lapses, and BullMQ's stalled check
+   *   hands the job to another worker.
+   * Either way its request would go out beside those the queue counts, over the endpoint's limit,
+   * and twice to the receiver. Asking BullMQ to extend the lock answers it: the lock is still ours.
+   */
+  private async stillHolds(
+    job: Job<DeliveryJobData>,
+    token: string | undefined,
+    fetched: { at: number; generation: number },
+  ): Promise<boolean> {
+    if (
+      token === undefined ||
+      (this.now() - fetched.at < this.options.stalledAfterMs / 2 &&
+        this.backend.connectionGeneration() === fetched.generation &&
+        this.backend.lostForMs() === 0)
+    )
+      return true;
+    return Number(await job.extendLock(token, this.options.stalledAfterMs)) === 1;
   }
 
   private applyLimits(name: string, open: OpenQueue, limits: QueueLimits, force = false): void {

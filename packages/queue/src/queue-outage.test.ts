@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import { once } from "node:events";
-import net from "node:net";
 import { test } from "node:test";
 import { createTestBackend, readTestSettings } from "@hookline/testkit";
 import {
@@ -10,54 +8,9 @@ import {
   QueueUnavailableError,
   type RedisBackend,
 } from "./index.js";
+import { next, relayTo } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
-
-/** The real Redis behind a TCP relay that can be made to refuse connections or go silent. */
-async function relayTo(target: { host: string; port: number }) {
-  const sockets = new Set<net.Socket>();
-  let silent = false;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("error", () => {});
-      socket.on("close", () => sockets.delete(socket));
-    }
-    client.on("data", (data) => silent || upstream.write(data));
-    upstream.on("data", (data) => silent || client.write(data));
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    port,
-    /** Connections stay open, and nothing passes: a partition, or a Redis that hangs. */
-    goSilent: () => {
-      silent = true;
-    },
-    /** Every connection is cut and new ones refused: Redis is down. */
-    goDown: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-    comeBack: async () => {
-      silent = false;
-      server.listen(port, "127.0.0.1");
-      await once(server, "listening");
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** The next time the connection emits this (events.once would reject on its connection errors). */
-const next = (queues: RedisBackend, event: "reconnecting" | "ready") =>
-  new Promise<void>((resolve) => queues.connection.once(event, () => resolve()));
 
 const job = (n: number) => ({
   tenantId: "t",
