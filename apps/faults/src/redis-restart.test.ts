@@ -52,6 +52,8 @@ test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers re
         run.receiver.resetMaxInFlight();
       },
     });
+    const notHeld = run.workers.flatMap((w) => w.log).filter((line) => line.includes("no longer held"));
+    trace(`jobs fetched before the restart that sent nothing: ${notHeld.length}`);
     assertLedgerHolds(verdict);
     assert.ok(waiting > 20, `the restart lost queued jobs (${waiting} deliveries were waiting)`);
     assert.deepEqual(run.exitedBeforeTeardown, [], "no process was restarted or died");

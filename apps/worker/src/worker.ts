@@ -132,7 +132,18 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
               await cancelDeliveries(deps.db, [id], new Date(now()));
             },
             afterAnswer: (writes) => deferred.run({ queue, deliveryId: job.deliveryId }, writes),
-            stillHeld: held,
+            stillHeld: async () => {
+              if (await held()) return true;
+              log.warn(
+                "delivery job no longer held (the queue lost it, or gave it to another worker); it sends nothing",
+                {
+                  queue,
+                  deliveryId: job.deliveryId,
+                  attemptNumber: job.attemptNumber,
+                },
+              );
+              return false;
+            },
             producer: deps.producer,
             http: deps.http,
             retry: deps.retry,
