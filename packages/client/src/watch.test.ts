@@ -6,6 +6,7 @@ import {
   createTestBackend,
   eventually,
   type HooklineProcess,
+  held,
   type Receiver,
   readTestSettings,
   spawnHookline,
@@ -70,9 +71,14 @@ function follow(client: HooklineClient, tenantId: string, afterAttemptId: bigint
   const seen: Attempt[] = [];
   const reconnects: ReconnectInfo[] = [];
   const abort = new AbortController();
+  const live = held();
   let failure: unknown;
   const done = (async () => {
-    const options = { signal: abort.signal, onReconnect: (i: ReconnectInfo) => reconnects.push(i) };
+    const options = {
+      signal: abort.signal,
+      onReconnect: (i: ReconnectInfo) => reconnects.push(i),
+      onLive: () => live.release(undefined),
+    };
     for await (const attempt of watchAttempts(client, { tenantId, afterAttemptId }, options))
       seen.push(attempt);
   })().catch((error: unknown) => {
@@ -81,6 +87,8 @@ function follow(client: HooklineClient, tenantId: string, afterAttemptId: bigint
   return {
     seen,
     reconnects,
+    /** Resolves once the first stream is live. */
+    live: live.promise,
     async until(n: number) {
       await eventually(
         async () => (failure === undefined ? seen.length : Number.NaN),
@@ -134,6 +142,33 @@ test(`a watch resumes after a cut connection with no gap and no duplicate (${kin
   assert.deepEqual(watch.seen.map((a) => a.eventId).sort(), ["e1", "e2", "e3", "e4", "e5", "e6"]);
   assert.ok(watch.reconnects.length >= 1, "the watch reconnected");
   assert.equal(watch.reconnects[0]?.afterAttemptId, watch.seen[2]?.id);
+});
+
+test(`a watch started from now that drops before its first attempt still gets those recorded meanwhile (${kind})`, async () => {
+  const tenantId = "from-now";
+  await tenantWithFirstAttempt(tenantId);
+  const proxy = await startCuttableProxy(address);
+  const viaProxy = createHooklineClient({ address: proxy.address });
+  const watch = follow(viaProxy, tenantId, 0n);
+  try {
+    await watch.live;
+    proxy.cut();
+    await emit(tenantId, "e2");
+    await eventually(
+      () => allAttemptIds(direct, tenantId),
+      (ids) => ids.length === 2,
+    );
+    proxy.restore();
+    await emit(tenantId, "e3");
+    await watch.until(2);
+  } finally {
+    await watch.stop().finally(async () => {
+      viaProxy.close();
+      await proxy.close();
+    });
+  }
+  // Before, the cursor stayed 0 ("from now on") until an attempt came: e2 was never shown.
+  assert.deepEqual(watch.seen.map((a) => a.eventId).sort(), ["e2", "e3"]);
 });
 
 test(`a watch follows the service through a restart on the same data (${kind})`, async () => {

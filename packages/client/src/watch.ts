@@ -27,7 +27,12 @@ export interface WatchOptions {
   initialBackoffMs?: number | undefined;
   /** Longest wait between reconnects. Default 5 s. */
   maxBackoffMs?: number | undefined;
+  /** Called each time a stream is live (its headers came), with the id it carries attempts after. */
+  onLive?: ((afterAttemptId: bigint) => void) | undefined;
 }
+
+/** The response header naming the id a stream starts after (with 0 asked: the newest one). */
+const AFTER_ATTEMPT_ID_HEADER = "hookline-after-attempt-id";
 
 // Codes that mean "this stream is gone, the service may well not be": a dropped connection, a
 // server shutting down, or a consumer that fell behind (the server asks it to resume). CANCELED
@@ -45,8 +50,9 @@ const RESUMABLE: ReadonlySet<Code> = new Set([
  * `after_attempt_id`, so the caller sees every matching attempt exactly once, in id order. Other
  * errors (INVALID_ARGUMENT, UNAUTHENTICATED, ...) are thrown.
  *
- * Starting without a cursor means "from now on": if the stream drops before the first attempt
- * arrives, attempts recorded during the outage cannot be replayed, as there is no id to resume after.
+ * Starting without a cursor means "from now on": the first stream's header says which id that is,
+ * and it becomes the cursor, so a stream that drops before its first attempt still resumes with
+ * those recorded meanwhile.
  */
 export async function* watchAttempts(
   client: HooklineClient | Client<typeof AttemptLogService>,
@@ -54,7 +60,7 @@ export async function* watchAttempts(
   options: WatchOptions = {},
 ): AsyncGenerator<Attempt, void, undefined> {
   const log = "log" in client ? client.log : client;
-  const { signal, onReconnect } = options;
+  const { signal, onReconnect, onLive } = options;
   const initialMs = options.initialBackoffMs ?? 100;
   const maxMs = options.maxBackoffMs ?? 5_000;
   let cursor = request.afterAttemptId ?? 0n;
@@ -67,7 +73,15 @@ export async function* watchAttempts(
     const forward = () => call.abort();
     signal?.addEventListener("abort", forward, { once: true });
     try {
-      const stream = log.watchAttempts({ ...request, afterAttemptId: cursor }, { signal: call.signal });
+      const onHeader = (headers: Headers) => {
+        const startsAfter = headers.get(AFTER_ATTEMPT_ID_HEADER) ?? "";
+        if (cursor === 0n && /^\d{1,19}$/.test(startsAfter)) cursor = BigInt(startsAfter);
+        onLive?.(cursor);
+      };
+      const stream = log.watchAttempts(
+        { ...request, afterAttemptId: cursor },
+        { signal: call.signal, onHeader },
+      );
       for await (const { attempt } of stream) {
         // The server promises increasing ids; the check keeps "exactly once" even across a seam.
         if (!attempt || attempt.id <= cursor) continue;
