@@ -147,7 +147,20 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   }
   const { values, positionals } = parsed;
   const [first, second] = positionals;
-  if (first === undefined || first === "help") return { command: undefined, args: [], values };
+  if (first === undefined) return { command: undefined, args: [], values };
+  if (first === "help") {
+    // `hookline help endpoints`, `hookline help endpoints list`: that group's or command's usage.
+    const topic = [first, second, positionals[2]]
+      .slice(1)
+      .filter((w) => w !== undefined)
+      .join(" ");
+    const known = COMMANDS.some((c) => c.name === topic || c.name.startsWith(`${topic} `));
+    return {
+      command: topic !== "" && known ? topic : undefined,
+      args: [],
+      values: { ...values, help: true },
+    };
+  }
   const spec =
     COMMANDS.find((c) => c.name === `${first} ${second}`) ?? COMMANDS.find((c) => c.name === first);
   if (!spec) {

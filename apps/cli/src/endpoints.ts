@@ -134,19 +134,25 @@ function updateRequest(ctx: Context, tenantId: string, id: string) {
   };
 }
 
-/** --max-in-flight and --rate-limit as request fields; the server checks their ranges. */
+/**
+ * --max-in-flight and --rate-limit as request fields. The server checks their ranges, but a
+ * max_in_flight that is not a uint32 (1.5, -3) cannot even be encoded into the request.
+ */
 function limitFields(
   values: { "max-in-flight"?: string | undefined; "rate-limit"?: string | undefined },
   command: string,
 ): { maxInFlight?: number; rateLimitPerSecond?: number } {
-  const number = (flag: string, text: string | undefined) => {
-    if (text === undefined) return undefined;
-    const n = Number(text);
-    if (text.trim() === "" || !Number.isFinite(n)) throw new UsageError(`${flag} must be a number`, command);
-    return n;
-  };
-  const maxInFlight = number("--max-in-flight", values["max-in-flight"]);
-  const rateLimitPerSecond = number("--rate-limit", values["rate-limit"]);
+  const rate = values["rate-limit"];
+  const rateLimitPerSecond = rate === undefined ? undefined : Number(rate);
+  if (rate !== undefined && (rate.trim() === "" || !Number.isFinite(rateLimitPerSecond)))
+    throw new UsageError("--rate-limit must be a number", command);
+  const max = values["max-in-flight"];
+  if (max !== undefined && !/^\d{1,9}$/.test(max.trim()))
+    throw new UsageError(
+      `--max-in-flight must be a whole number (0: the service default), not "${max}"`,
+      command,
+    );
+  const maxInFlight = max === undefined ? undefined : Number(max);
   return {
     ...(maxInFlight !== undefined && { maxInFlight }),
     ...(rateLimitPerSecond !== undefined && { rateLimitPerSecond }),

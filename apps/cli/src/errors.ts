@@ -52,6 +52,7 @@ export function describeError(error: unknown, address: string): string {
     case Code.Unimplemented:
       return `the server at ${address} does not support this yet: ${error.rawMessage}`;
     default:
-      return `${Code[error.code].toLowerCase()}: ${error.rawMessage}`;
+      // "ResourceExhausted" reads as "resource exhausted".
+      return `${Code[error.code].replace(/\B([A-Z])/g, " $1").toLowerCase()}: ${error.rawMessage}`;
   }
 }

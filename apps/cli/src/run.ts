@@ -8,6 +8,7 @@ import { describeError, UsageError } from "./errors.js";
 import { emitCommand, eventShowCommand } from "./events.js";
 import { portalLinkCommand } from "./portal.js";
 import { tailCommand } from "./tail.js";
+import { terminalSafe } from "./terminal-safe.js";
 
 export const DEFAULT_ADDRESS = "127.0.0.1:50051";
 const CALL_TIMEOUT_MS = 20_000;
@@ -55,8 +56,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       json: values.json === true,
       signal: io.interrupted,
       call: { timeoutMs: CALL_TIMEOUT_MS, signal: io.interrupted },
-      out: io.out,
-      err: io.err,
+      out: (text) => io.out(terminalSafe(text)),
+      err: (text) => io.err(terminalSafe(text)),
       readStdin: io.readStdin,
       stdoutIsTty: io.stdoutIsTty,
     };
@@ -68,7 +69,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       return 2;
     }
     if (io.interrupted.aborted) return 130;
-    io.err(`hookline: ${describeError(error, address)}\n`);
+    io.err(terminalSafe(`hookline: ${describeError(error, address)}\n`));
     return 1;
   } finally {
     client?.close();

@@ -42,8 +42,12 @@ export async function tailCommand(ctx: Context, address: string): Promise<void> 
   }
 }
 
+/** Attempt ids are int64: a larger one cannot be sent, and would be retried forever. */
+const MAX_ATTEMPT_ID = 2n ** 63n - 1n;
+
 function parseCursor(raw: string | undefined): bigint {
   if (raw === undefined) return 0n;
-  if (!/^\d{1,19}$/.test(raw)) throw new UsageError(`--after must be an attempt id, not "${raw}"`, "tail");
+  if (!/^\d{1,19}$/.test(raw) || BigInt(raw) > MAX_ATTEMPT_ID)
+    throw new UsageError(`--after must be an attempt id, not "${raw}"`, "tail");
   return BigInt(raw);
 }

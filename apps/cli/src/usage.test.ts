@@ -74,6 +74,17 @@ test("usage errors print the problem and the usage, with exit status 2", async (
       /^hookline: --grace must be a duration/,
     ],
     [["portal", "link", "--tenant", "a", "--ttl", "1 week"], /^hookline: --ttl must be a duration/],
+    // Not a uint32: before, the request failed to encode, reported as "internal: serialize binary".
+    [
+      ["endpoints", "update", "ep", "--tenant", "a", "--max-in-flight", "1.5"],
+      /^hookline: --max-in-flight must be a whole number/,
+    ],
+    [
+      ["endpoints", "create", "--tenant", "a", "--url", "https://x.test", "--max-in-flight=-3"],
+      /^hookline: --max-in-flight must be a whole number/,
+    ],
+    // Above int64: before, tail retried the unencodable request until interrupted.
+    [["tail", "--after", "9999999999999999999"], /^hookline: --after must be an attempt id/],
   ];
   for (const [args, message] of cases) {
     const result = await runCli(args, { env: { HOOKLINE_ADDRESS: "127.0.0.1:1" } });
@@ -105,6 +116,11 @@ test("--help prints the usage of everything or of one command", async () => {
   assert.equal(group.code, 0);
   assert.match(group.stdout, /hookline endpoints create .*\n {2}hookline endpoints list /);
   assert.doesNotMatch(group.stdout, /hookline tail/);
+  // `help <group>` reads as `<group> --help`, not as the overview.
+  const viaHelp = await runCli(["help", "endpoints"]);
+  assert.equal(viaHelp.code, 0);
+  assert.equal(viaHelp.stdout, group.stdout);
+  assert.equal((await runCli(["help", "tail"])).stdout, one.stdout);
 });
 
 test("options are accepted before, between and after the command words", () => {

@@ -294,4 +294,7 @@ test("RecoverEndpoint requeues the endpoint's failed deliveries since a time, on
     }),
     /since must be within the last 14 days/,
   );
+  // The longest window, reckoned on the caller's clock before the call travels: still within it.
+  const fortnight = timestampFromDate(new Date(Date.now() - 14 * 86_400_000));
+  await shared.svc.endpoints.recoverEndpoint({ tenantId: "recover", id: "ep", since: fortnight });
 });

@@ -33,6 +33,7 @@ import { cancelDeletedBacklog, requeueFailed } from "./endpoint-backlog.js";
 const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
 const MAX_ROTATION_GRACE_MS = 30 * 24 * 3_600_000;
 const MAX_RECOVERY_WINDOW_MS = 14 * 24 * 3_600_000;
+const RECOVERY_WINDOW_SLACK_MS = 60_000;
 
 export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointService> {
   return {
@@ -195,7 +196,8 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
       if (!req.since) throw new InvalidArgumentError("since", "is required");
       const since = timestamp("since", req.since);
       const now = deps.now();
-      if (now.getTime() - since.getTime() > MAX_RECOVERY_WINDOW_MS) {
+      // A minute of slack: "since 14 days ago" is reckoned on the caller's clock, then travels.
+      if (now.getTime() - since.getTime() > MAX_RECOVERY_WINDOW_MS + RECOVERY_WINDOW_SLACK_MS) {
         throw new InvalidArgumentError("since", "must be within the last 14 days");
       }
       const endpoint = await getEndpoint(deps.db, tenantId, id); // NOT_FOUND when absent
