@@ -1,4 +1,5 @@
 import { toJson } from "@bufbuild/protobuf";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { DeliveryStatus, DescribeDeliveryResponseSchema } from "@hookline/contracts";
 import { limitOf, requireTenant } from "./cli.js";
 import type { Context } from "./context.js";
@@ -53,14 +54,21 @@ async function list(ctx: Context): Promise<void> {
     status = chosen;
   }
   const now = Date.now();
+  const createdFrom =
+    values.since === undefined ? undefined : timeOption("since", values.since, now, command);
+  const createdUntil =
+    values.until === undefined ? undefined : timeOption("until", values.until, now, command);
+  // Checked here so the message names the flags (the server's names its fields).
+  if (createdFrom && createdUntil && timestampMs(createdUntil) <= timestampMs(createdFrom))
+    throw new UsageError("--until must be later than --since", command);
   const filter = {
     tenantId: values.tenant ?? "",
     endpointId: values.endpoint ?? "",
     eventId: values.event ?? "",
     eventType: types[0] ?? "",
     status,
-    ...(values.since !== undefined && { createdFrom: timeOption("since", values.since, now, command) }),
-    ...(values.until !== undefined && { createdUntil: timeOption("until", values.until, now, command) }),
+    ...(createdFrom && { createdFrom }),
+    ...(createdUntil && { createdUntil }),
   };
   const { items, more } = await collect(
     async (pageSize, pageToken) => {

@@ -60,6 +60,10 @@ test("usage errors print the problem and the usage, with exit status 2", async (
     ],
     [["deliveries", "list", "--since", "2026-02-30"], /^hookline: --since must be a time with its zone/],
     [
+      ["deliveries", "list", "--since", "1h", "--until", "2h"],
+      /^hookline: --until must be later than --since/,
+    ],
+    [
       ["deliveries", "list", "--status", "lost"],
       /^hookline: --status must be one of pending, delivered, failed, cancelled/,
     ],
