@@ -35,7 +35,7 @@ async function one(args: string[], input?: string): Promise<Record<string, unkno
 test(`text output shows other people's control characters as escapes, never raw (${kind})`, async () => {
   const t = ["--tenant", "escapes"];
   // A colour, a window title and a carriage return that would overwrite the line.
-  const description = "plain \u001b[31mred\u001b]0;pwned\u0007 \rfake\u009b2J";
+  const description = "plain \u001b[31mred\u001b]0;pwned\u0007 \rfake\u009b2J\nnot a row";
   await one([
     "endpoints",
     "create",
@@ -50,7 +50,10 @@ test(`text output shows other people's control characters as escapes, never raw 
   const listed = await runCli(["endpoints", "list", ...t], { env });
   assert.equal(listed.code, 0, listed.stderr);
   for (const raw of ["\u001b", "\u0007", "\r", "\u009b"]) assert.ok(!listed.stdout.includes(raw));
-  assert.ok(listed.stdout.includes(String.raw`plain \u001b[31mred\u001b]0;pwned\u0007 \u000dfake\u009b2J`));
+  assert.ok(
+    listed.stdout.includes(String.raw`plain \u001b[31mred\u001b]0;pwned\u0007 \u000dfake\u009b2J not a row`),
+  );
+  assert.equal(listed.stdout.trimEnd().split("\n").length, 2, "the header and one row");
   // JSON keeps the exact text: the escape means the same string there.
   assert.equal((await one(["endpoints", "get", "esc", ...t])).description, description);
 });

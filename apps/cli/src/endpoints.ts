@@ -149,7 +149,7 @@ function limitFields(
   const max = values["max-in-flight"];
   if (max !== undefined && !/^\d{1,9}$/.test(max.trim()))
     throw new UsageError(
-      `--max-in-flight must be a whole number (0: the service default), not "${max}"`,
+      `--max-in-flight must be a whole number${command === "endpoints update" ? " (0: the service default)" : ""}, not "${max}"`,
       command,
     );
   const maxInFlight = max === undefined ? undefined : Number(max);

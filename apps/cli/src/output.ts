@@ -14,6 +14,7 @@ import {
   EventSchema,
   type SentRequest,
 } from "@hookline/contracts";
+import { terminalSafe } from "./terminal-safe.js";
 
 // JSON output is the contract's canonical JSON (what Connect's JSON protocol and curl show), with
 // zero values included so every line of a stream has the same keys.
@@ -30,8 +31,15 @@ export function endpointJson(endpoint: Endpoint, withSecret: boolean) {
   return json;
 }
 
+/**
+ * A table cell as it will print: on one line, control characters escaped, so it is measured as
+ * wide as it shows (a newline in a description would read as another row).
+ */
+const cellText = (cell: string) => terminalSafe(cell.replace(/[\t\n]+/g, " "));
+
 /** Rows under a header, each column as wide as its widest cell. */
-export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+export function table(headers: readonly string[], given: readonly (readonly string[])[]): string {
+  const rows = given.map((row) => row.map(cellText));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -197,7 +205,8 @@ export function columnWriter(
   write: (line: string) => void,
 ) {
   const widths = headers.map((h, i) => Math.max(h.length, minWidths[i] ?? 0));
-  const line = (cells: readonly string[]) => {
+  const line = (given: readonly string[]) => {
+    const cells = given.map(cellText);
     cells.forEach((cell, i) => {
       widths[i] = Math.max(widths[i] ?? 0, cell.length);
     });

@@ -74,8 +74,10 @@ export async function* watchAttempts(
     signal?.addEventListener("abort", forward, { once: true });
     try {
       const onHeader = (headers: Headers) => {
-        const startsAfter = headers.get(AFTER_ATTEMPT_ID_HEADER) ?? "";
-        if (cursor === 0n && /^\d{1,19}$/.test(startsAfter)) cursor = BigInt(startsAfter);
+        // Only a stream that is live carries it: a refusal over Connect also comes with headers.
+        const startsAfter = headers.get(AFTER_ATTEMPT_ID_HEADER);
+        if (startsAfter === null || !/^\d{1,19}$/.test(startsAfter)) return;
+        if (cursor === 0n) cursor = BigInt(startsAfter);
         onLive?.(cursor);
       };
       const stream = log.watchAttempts(

@@ -29,6 +29,11 @@ interface BackendCommon {
    * until it is back.
    */
   lostForMs(): number;
+  /**
+   * When the connection was last lost (ms since the epoch, this process's clock), kept once it is
+   * made again; undefined if it never was. The PostgreSQL backend's jobs outlive a lost connection.
+   */
+  lastLostAt(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -76,8 +81,10 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     let generation = 0;
     const reconnectListeners: (() => void)[] = [];
     let lostAt: number | undefined;
+    let lastLostAt: number | undefined;
     shared.on("close", () => {
       lostAt ??= Date.now();
+      lastLostAt = Date.now();
     });
     shared.on("ready", () => {
       lostAt = undefined;
@@ -94,6 +101,7 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
       ping: async () => shared.status === "ready" && (await shared.ping()) === "PONG",
       // At least 1 once lost, even within the same millisecond: 0 means connected.
       lostForMs: () => (lostAt === undefined ? 0 : Math.max(1, Date.now() - lostAt)),
+      lastLostAt: () => lastLostAt,
       close: async () => {
         shared.disconnect();
       },
@@ -141,6 +149,7 @@ export async function openQueueBackend(options: QueueBackendOptions): Promise<Qu
     onReconnect: () => {},
     // pg fails a query at once when it cannot connect: nothing waits for the database to return.
     lostForMs: () => 0,
+    lastLostAt: () => undefined,
     ping: async () => {
       await sharedPool.query("select 1");
       return true;

@@ -297,7 +297,6 @@ export class DeliveryConsumer {
       this.backend,
       item.queue,
       async (job: Job<DeliveryJobData>, token?: string) => {
-        const fetched = { at: this.now(), generation: this.backend.connectionGeneration() };
         const entry = this.open.get(item.queue);
         if (entry) {
           entry.inFlight += 1;
@@ -305,7 +304,7 @@ export class DeliveryConsumer {
           entry.drained = false;
         }
         try {
-          await this.processor(job.data, item.queue, () => this.stillHolds(job, token, fetched));
+          await this.processor(job.data, item.queue, () => this.stillHolds(job, token));
         } finally {
           if (entry) {
             entry.inFlight -= 1;
@@ -369,24 +368,23 @@ export class DeliveryConsumer {
 
   /**
    * True while this process still holds the job, so its request counts against the queue's limit.
-   * It costs nothing unless the job may have been taken away since it was fetched:
-   * - the connection dropped: a Redis that restarted empty lost the job, and with it its place
-   *   among the jobs in flight, while the sweeper adds it again for another worker;
+   * It costs nothing unless the job may have been taken away since BullMQ took its lock for us (its
+   * processedOn, our clock; a fetched job may wait in the Worker before its processor starts):
+   * - the connection dropped since: a Redis that restarted empty lost the job, and with it its
+   *   place among the jobs in flight, while the sweeper adds it again for another worker;
    * - half its lock's lifetime passed: a starved process's lock lapses, and BullMQ's stalled check
    *   hands the job to another worker.
    * Either way its request would go out beside those the queue counts, over the endpoint's limit,
    * and twice to the receiver. Asking BullMQ to extend the lock answers it: the lock is still ours.
    */
-  private async stillHolds(
-    job: Job<DeliveryJobData>,
-    token: string | undefined,
-    fetched: { at: number; generation: number },
-  ): Promise<boolean> {
+  private async stillHolds(job: Job<DeliveryJobData>, token: string | undefined): Promise<boolean> {
+    if (token === undefined) return true;
+    const lockedAt = job.processedOn ?? 0;
+    const lostAt = this.backend.lastLostAt();
     if (
-      token === undefined ||
-      (this.now() - fetched.at < this.options.stalledAfterMs / 2 &&
-        this.backend.connectionGeneration() === fetched.generation &&
-        this.backend.lostForMs() === 0)
+      this.backend.lostForMs() === 0 &&
+      (lostAt === undefined || lostAt < lockedAt) &&
+      Date.now() - lockedAt < this.options.stalledAfterMs / 2
     )
       return true;
     return Number(await job.extendLock(token, this.options.stalledAfterMs)) === 1;
