@@ -46,6 +46,17 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
+test("an endpoint back from its own max_in_flight to the adaptive default starts over, not from the old fixed value", async () => {
+  await endpointFor("back-to-adaptive", () => ({ status: 200, delayMs: 0 }));
+  const own = (maxInFlight: number) =>
+    shared.svc.endpoints.updateEndpoint({ tenantId: "back-to-adaptive", id: "ep", maxInFlight });
+  await own(900);
+  assert.equal(await currentLimit("back-to-adaptive"), 900);
+  await own(0);
+  // Before, 900 stayed: shown above the ceiling of 50, then adopted by the workers as learned.
+  assert.equal(await currentLimit("back-to-adaptive"), 4, "the adaptive start");
+});
+
 test("a receiver that slows down above 8 in flight: the limit climbs past the old default and settles near 8", async (t) => {
   const receiver = await endpointFor("slows", (n) => ({ status: 200, delayMs: n > 8 ? 800 : 100 }));
   await queueAtOnce(shared.svc, "slows", 2_000, "e");

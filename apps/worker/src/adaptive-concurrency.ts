@@ -43,9 +43,16 @@ export class AdaptiveConcurrency {
     this.pruner.unref();
   }
 
-  /** The limits to enforce: an adaptive queue's with its current learned concurrency. */
+  /**
+   * The limits to enforce: an adaptive queue's with its current learned concurrency. A queue
+   * whose endpoint now sets its own limit forgets what it learned: kept, its next lesson would be
+   * written over the endpoint's max_in_flight.
+   */
   resolve(queue: string, limits: QueueLimits): QueueLimits {
-    if (!limits.adaptive) return limits;
+    if (!limits.adaptive) {
+      this.entries.delete(queue);
+      return limits;
+    }
     return { ...limits, maxInFlight: this.entry(queue, limits).limiter.limit };
   }
 
@@ -54,7 +61,10 @@ export class AdaptiveConcurrency {
    * starts from the limit already in the queue, learned by whichever process served it last.
    */
   async writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
-    if (!limits.adaptive) return this.deps.writeQueueLimits(queue, limits);
+    if (!limits.adaptive) {
+      this.entries.delete(queue);
+      return this.deps.writeQueueLimits(queue, limits);
+    }
     const entry = this.entry(queue, limits);
     let adopted = false;
     if (!entry.seeded) {

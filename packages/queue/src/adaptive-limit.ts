@@ -140,6 +140,8 @@ export class AdaptiveLimit {
 
   /** Takes a limit learned elsewhere (another worker process, via the queue); true when it changed. */
   adopt(limit: number): boolean {
+    // A value no process could have written (unparsable in the queue) is no limit to take.
+    if (!Number.isFinite(limit)) return false;
     const next = this.clamp(limit);
     if (next === this.value) return false;
     this.value = next;

@@ -37,5 +37,10 @@ export function canYield(open: OpenQueue, now: number, idleCloseMs: number): boo
 }
 
 export function sameLimits(a: QueueLimits, b: QueueLimits): boolean {
-  return a.maxInFlight === b.maxInFlight && a.ratePerSecond === b.ratePerSecond;
+  // A fixed limit equal to the learned one is still news: the workers must stop learning.
+  return (
+    a.maxInFlight === b.maxInFlight &&
+    a.ratePerSecond === b.ratePerSecond &&
+    Boolean(a.adaptive) === Boolean(b.adaptive)
+  );
 }

@@ -184,12 +184,17 @@ export class DeliveryProducer {
   async writeLimits(
     endpoint: EndpointRef,
     own: { maxInFlight: number | null; ratePerSecond: number | null },
+    /** The endpoint's own max_in_flight was just cleared: what the queue holds was not learned. */
+    { backToDefault = false }: { backToDefault?: boolean } = {},
   ): Promise<void> {
     if (this.routing.lanes > 0) return;
     const queue = this.routing.queueOf(endpoint);
     const limits = this.routing.limitsOf(own);
     // An adaptive limit belongs to the workers that learned it: only the rate is the endpoint's.
-    if (limits.adaptive) await this.using(queue, (handle) => writeRateLimit(handle, limits.ratePerSecond));
+    // Back from a fixed limit it starts over from the default's start; kept, the old fixed value
+    // (up to 1,000, above the adaptive ceiling) was shown as the limit, then taken as learned.
+    if (limits.adaptive && !backToDefault)
+      await this.using(queue, (handle) => writeRateLimit(handle, limits.ratePerSecond));
     else await this.writeQueueLimits(queue, limits);
   }
 

@@ -152,6 +152,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           .writeLimits(
             { tenantId, endpointId: id },
             { maxInFlight: record.maxInFlight, ratePerSecond: record.rateLimitPerSecond },
+            { backToDefault: limits.maxInFlight === null },
           )
           .catch((error: unknown) =>
             deps.log.warn("could not write an endpoint's new limits into its queue yet", {
