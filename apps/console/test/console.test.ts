@@ -3,40 +3,19 @@ import { mkdir } from "node:fs/promises";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { durationFromMs, timestampDate } from "@bufbuild/protobuf/wkt";
-import { type Client, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { loadConfig } from "@hookline/config";
-import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
-import { createLogger } from "@hookline/runtime";
-import { type Service, startService } from "@hookline/standalone";
-import {
-  createTestBackend,
-  eventually,
-  type Receiver,
-  readTestSettings,
-  startCuttableProxy,
-  startReceiver,
-  type TestBackend,
-} from "@hookline/testkit";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Client } from "@connectrpc/connect";
+import type { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
+import type { Service } from "@hookline/standalone";
+import { eventually, type Receiver, startCuttableProxy, startReceiver } from "@hookline/testkit";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { ADMIN_TOKEN, auth, type Hookline, startHookline } from "./hookline.js";
 
 // Drives the built console in Debian's headless Chromium against a real Hookline (api + worker in
 // this process, on this run's backend), the way an operator and a customer would use it.
 
-const ADMIN_TOKEN = "admin-token-for-the-console-test";
 const SCREENSHOTS = new URL("../screenshots/", import.meta.url);
-// The flags that work on this machine as root with no network (see the README).
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
-let backend: TestBackend;
+let hookline: Hookline;
 let service: Service;
 let receiver: Receiver;
 let browser: Browser;
@@ -47,45 +26,23 @@ let endpoints: Client<typeof EndpointService>;
 let emit: Client<typeof EmitService>;
 let portal: Client<typeof PortalService>;
 let attemptLog: Client<typeof AttemptLogService>;
-const auth = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
 const state = { endpointId: "", deliveryId: "", secret: "" };
 
 before(async () => {
-  backend = await createTestBackend(readTestSettings(process.env));
-  const config = loadConfig({
-    HOOKLINE_API_ADDR: "127.0.0.1:0",
-    HOOKLINE_API_TOKENS: ADMIN_TOKEN,
-    HOOKLINE_QUEUE_POLL_INTERVAL: "20ms",
-    HOOKLINE_ALLOWED_CIDRS: "127.0.0.0/8",
-    HOOKLINE_RETRY_SCHEDULE: "1s",
-    HOOKLINE_RETRY_JITTER: "0",
-    ...backend.env,
-  });
-  service = await startService(
-    config,
-    createLogger("test", () => {}),
-  );
-  base = `http://${service.address}`;
-  const transport = createGrpcTransport({ baseUrl: base });
-  endpoints = createClient(EndpointService, transport);
-  emit = createClient(EmitService, transport);
-  portal = createClient(PortalService, transport);
-  attemptLog = createClient(AttemptLogService, transport);
+  hookline = await startHookline();
+  ({ service, base, browser, endpoints, emit, portal, attemptLog } = hookline);
   // The first request fails, so the delivery has a retry the live view must show as it happens.
   receiver = await startReceiver((_request, n) =>
     n === 1 ? { status: 500, body: "not ready yet" } : { status: 200, body: "thanks" },
   );
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
   operator = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await operator.newPage();
   await mkdir(SCREENSHOTS, { recursive: true });
 });
 
 after(async () => {
-  await browser?.close();
   await receiver?.close();
-  await service?.close();
-  await backend?.dispose();
+  await hookline?.close();
 });
 
 test("an operator signs in with a token and creates an endpoint; its secret shows only on reveal", async () => {
