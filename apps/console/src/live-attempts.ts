@@ -16,6 +16,8 @@ export type LiveStatus =
   | { kind: "stopped"; reason: string };
 
 const SHOWN = 200;
+/** Where a stream starts (the api's newest attempt id when asked for 0): sent before any attempt. */
+const START_HEADER = "hookline-after-attempt-id";
 
 /**
  * Attempts streamed by WatchAttempts, newest first. After a dropped connection it reconnects with
@@ -35,17 +37,27 @@ export function useLiveAttempts(api: Api, filter: LiveFilter, enabled: boolean) 
     void (async () => {
       let failures = 0;
       while (!abort.signal.aborted) {
-        setStatus(failures === 0 ? { kind: "live" } : { kind: "connecting" });
+        // Live only once the api answers: its headers come as soon as the stream is open, so a
+        // quiet stream still reads as live, and a stream that never opened never does.
+        setStatus({ kind: "connecting" });
         try {
           const stream = api.log.watchAttempts(
             { tenantId, endpointId, eventId, afterAttemptId: lastId.current },
-            { signal: abort.signal },
+            {
+              signal: abort.signal,
+              onHeader: (headers) => {
+                // With 0 ("from now on") the stream starts after the api's newest attempt: that is
+                // the cursor, so a reconnect before any attempt arrived still replays the gap.
+                const start = headers.get(START_HEADER) ?? "";
+                if (lastId.current === 0n && /^\d+$/.test(start)) lastId.current = BigInt(start);
+                failures = 0;
+                setStatus({ kind: "live" });
+              },
+            },
           );
           for await (const { attempt } of stream) {
             if (!attempt || attempt.id <= lastId.current) continue;
             lastId.current = attempt.id;
-            failures = 0;
-            setStatus({ kind: "live" });
             setAttempts((old) => [attempt, ...old].slice(0, SHOWN));
           }
           throw new Error("the stream ended");
