@@ -1,8 +1,11 @@
+import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { eventually, type Receiver, startCuttableProxy, startReceiver } from "@hookline/testkit";
+import type { Page, Request } from "playwright-core";
 import { auth, type Hookline, signIn, startHookline } from "./hookline.js";
 
-// The activity page over time: the live view across dropped connections.
+// The activity page over time: the live view across dropped connections, and the deliveries list
+// as pages load, attempts arrive and the tenant changes under a slow answer.
 
 let hookline: Hookline;
 let receiver: Receiver;
@@ -27,6 +30,13 @@ async function subscribe(tenantId: string, eventType: string): Promise<string> {
 
 async function emitEvent(tenantId: string, eventId: string, eventType: string): Promise<void> {
   await hookline.emit.emit({ tenantId, eventId, eventType, dataJson: "{}" }, auth);
+}
+
+/** Lets the page run what is already queued (an answer that arrived) and paint it. */
+async function settle(page: Page): Promise<void> {
+  await page.evaluate(
+    () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+  );
 }
 
 test("the live view says Live only once the stream is open, and again after a reconnect", async () => {
@@ -91,5 +101,85 @@ test("attempts recorded while disconnected, before any attempt was shown, arrive
   } finally {
     await context.close();
     await proxy.close();
+  }
+});
+
+test("a slow answer for the previous tenant never replaces the tenant now shown", async () => {
+  await subscribe("slowco", "slow.thing");
+  await emitEvent("slowco", "slow_1", "slow.thing");
+  await subscribe("fastco", "fast.thing");
+  await emitEvent("fastco", "fast_1", "fast.thing");
+  const context = await hookline.browser.newContext();
+  try {
+    const page = await context.newPage();
+    await signIn(page, hookline.base, "fastco");
+    await page.locator("tbody tr", { hasText: "fast_1" }).waitFor();
+
+    // slowco's list call is held until fastco is shown again.
+    let held: Request | undefined;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Answered, or abandoned by the page (which may happen before it is released).
+    const settled = new Promise<void>((resolve) => {
+      page.on("requestfinished", (r) => r === held && resolve());
+      page.on("requestfailed", (r) => r === held && resolve());
+    });
+    await page.route("**/hookline.v1.AttemptLogService/ListDeliveries", async (route) => {
+      if (!held && route.request().postData()?.includes('"slowco"')) {
+        held = route.request();
+        await released;
+      }
+      await route.fallback().catch(() => {}); // the page may have given up on it (aborted)
+    });
+    await page.getByLabel("Tenant").fill("slowco");
+    await page.getByRole("button", { name: "Show" }).click();
+    await eventually(
+      async () => held,
+      (request) => request !== undefined,
+    );
+    await page.getByLabel("Tenant").fill("fastco");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.locator("tbody tr", { hasText: "fast_1" }).waitFor();
+
+    release();
+    await settled;
+    await settle(page);
+    assert.equal(
+      await page.locator("tbody tr", { hasText: "slow_1" }).count(),
+      0,
+      "slowco's rows are not shown",
+    );
+    assert.equal(await page.locator("tbody tr", { hasText: "fast_1" }).count(), 1);
+  } finally {
+    await context.close();
+  }
+});
+
+test("after Load more, a new delivery shows below the loaded pages, which stay", async () => {
+  await subscribe("paged", "page.turned");
+  await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      emitEvent("paged", `p_${String(i).padStart(2, "0")}`, "page.turned"),
+    ),
+  );
+  const context = await hookline.browser.newContext();
+  try {
+    const page = await context.newPage();
+    await signIn(page, hookline.base, "paged");
+    const rows = page.locator("tbody tr");
+    await rows.nth(49).waitFor();
+    await page.getByRole("button", { name: "Load more" }).click();
+    await rows.nth(59).waitFor();
+    await page.getByTestId("live-status").getByText("Live").waitFor();
+
+    await emitEvent("paged", "p_new", "page.turned");
+    await page.locator('li.attempt-line[data-event="p_new"]').waitFor();
+    await rows.filter({ hasText: "p_new" }).waitFor();
+    assert.equal(await rows.count(), 61, "every loaded row and the new one");
+    assert.equal(await page.getByRole("button", { name: "Load more" }).count(), 0);
+  } finally {
+    await context.close();
   }
 });

@@ -224,12 +224,42 @@ test("an expired or altered portal link is refused with a page saying so", async
     assert.ok(short.expiresAt);
     const expiresAt = timestampDate(short.expiresAt).getTime();
     await sleep(Math.max(0, expiresAt - Date.now()) + 50);
+    // Opened in the same tab, as a customer clicking a second link would.
     await view.goto(`${base}/ui/#portal=${short.token}`);
-    await view.reload();
     await view.getByRole("heading", { name: "This link does not work" }).waitFor();
     await view.getByText(/expired/).waitFor();
     assert.equal(await view.getByText("globex").count(), 0);
   } finally {
     await customer.close();
   }
+});
+
+/** The operator's tab, switched to `tenant`'s endpoints. */
+async function showEndpoints(tenant: string): Promise<void> {
+  await page.getByLabel("Tenant").fill(tenant);
+  await page.getByRole("button", { name: "Show" }).click();
+  await page.getByRole("navigation").getByRole("link", { name: "Endpoints" }).click();
+  await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+}
+
+test("an endpoint created after Load more shows below the loaded pages, which stay", async () => {
+  await Promise.all(
+    Array.from({ length: 55 }, (_, i) =>
+      hookline.endpoints.createEndpoint(
+        { tenantId: "many", id: `ep-${String(i).padStart(2, "0")}`, url: "http://127.0.0.1:9/hook" },
+        auth,
+      ),
+    ),
+  );
+  await showEndpoints("many");
+  const rows = page.locator("li.endpoint");
+  await rows.nth(49).waitFor();
+  await page.getByRole("button", { name: "Load more" }).click();
+  await rows.nth(54).waitFor();
+
+  await page.getByRole("button", { name: "Add endpoint" }).click();
+  await page.getByLabel("URL").fill("http://127.0.0.1:9/new");
+  await page.getByRole("button", { name: "Create endpoint" }).click();
+  await rows.filter({ hasText: "http://127.0.0.1:9/new" }).waitFor();
+  assert.equal(await rows.count(), 56, "every loaded endpoint and the new one");
 });

@@ -1,8 +1,8 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Delivery, DeliveryStatus } from "@hookline/contracts";
-import { type FormEvent, useCallback, useEffect, useState } from "react";
-import { errorText } from "../api.js";
+import { DeliveryStatus } from "@hookline/contracts";
+import { type FormEvent, useCallback, useState } from "react";
 import { useSession } from "../context.js";
+import { usePagedList } from "../paged-list.js";
 import { href } from "../route.js";
 import { CopyId } from "../ui/copy-id.js";
 import { Empty, ErrorBox, Loading } from "../ui/states.js";
@@ -32,16 +32,12 @@ export function Activity({ initialEndpoint }: { initialEndpoint: string }) {
   };
   const [draft, setDraft] = useState<Filters>(blank);
   const [filters, setFilters] = useState<Filters>(blank);
-  const [deliveries, setDeliveries] = useState<Delivery[] | undefined>();
-  const [next, setNext] = useState("");
-  const [error, setError] = useState("");
   const [live, setLive] = useState(true);
 
-  const load = useCallback(
-    async (pageToken = "") => {
-      setError("");
-      try {
-        const page = await api.log.listDeliveries({
+  const fetchPage = useCallback(
+    async (pageSize: number, pageToken: string, signal: AbortSignal) => {
+      const page = await api.log.listDeliveries(
+        {
           tenantId,
           status: filters.status,
           endpointId: filters.endpointId,
@@ -49,21 +45,17 @@ export function Activity({ initialEndpoint }: { initialEndpoint: string }) {
           eventType: filters.eventType,
           ...(filters.from && { createdFrom: timestampFromDate(new Date(filters.from)) }),
           ...(filters.until && { createdUntil: timestampFromDate(new Date(filters.until)) }),
-          pageSize: 50,
+          pageSize,
           pageToken,
-        });
-        setDeliveries((old) => (pageToken ? [...(old ?? []), ...page.deliveries] : page.deliveries));
-        setNext(page.nextPageToken);
-      } catch (e) {
-        setError(errorText(e));
-      }
+        },
+        { signal },
+      );
+      return { items: page.deliveries, nextPageToken: page.nextPageToken };
     },
     [api, tenantId, filters],
   );
-  useEffect(() => {
-    setDeliveries(undefined);
-    void load();
-  }, [load]);
+  const list = usePagedList(fetchPage, (d) => d.id);
+  const deliveries = list.items;
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
@@ -87,7 +79,7 @@ export function Activity({ initialEndpoint }: { initialEndpoint: string }) {
         <LiveView
           enabled={live}
           filter={{ tenantId, endpointId: filters.endpointId, eventId: filters.eventId }}
-          onNewAttempt={() => void load()}
+          onNewAttempt={list.refresh}
         />
       </section>
       <section aria-labelledby="deliveries-title">
@@ -117,8 +109,8 @@ export function Activity({ initialEndpoint }: { initialEndpoint: string }) {
           <input {...field("until")} type="datetime-local" />
           <button type="submit">Apply</button>
         </form>
-        {error && <ErrorBox message={error} onRetry={() => load()} />}
-        {!error && deliveries === undefined && <Loading what="deliveries" />}
+        {list.error && <ErrorBox message={list.error} onRetry={list.refresh} />}
+        {!list.error && deliveries === undefined && <Loading what="deliveries" />}
         {deliveries?.length === 0 && (
           <Empty>
             <p>
@@ -165,8 +157,8 @@ export function Activity({ initialEndpoint }: { initialEndpoint: string }) {
             </table>
           </div>
         )}
-        {next && (
-          <button type="button" className="secondary" onClick={() => load(next)}>
+        {list.more && (
+          <button type="button" className="secondary" onClick={list.loadMore}>
             Load more
           </button>
         )}

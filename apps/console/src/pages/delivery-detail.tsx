@@ -2,6 +2,7 @@ import { AttemptTrigger, DeliveryStatus, type DescribeDeliveryResponse } from "@
 import { useCallback, useEffect, useState } from "react";
 import { errorText } from "../api.js";
 import { useSession } from "../context.js";
+import { useLatest } from "../latest.js";
 import { useLiveAttempts } from "../live-attempts.js";
 import { href } from "../route.js";
 import { CopyId } from "../ui/copy-id.js";
@@ -17,17 +18,26 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
   const [notice, setNotice] = useState("");
   const [busy, setBusy] = useState(false);
 
+  const latest = useLatest();
   const load = useCallback(async () => {
-    setError("");
+    // A reload started later (a newer attempt, another tenant) may answer first: keep the newest.
+    const call = latest.start();
     try {
-      setDetail(await api.log.describeDelivery({ tenantId, deliveryId }));
+      const answer = await api.log.describeDelivery({ tenantId, deliveryId }, { signal: call.signal });
+      if (!call.take()) return;
+      setDetail(answer);
+      setError("");
     } catch (e) {
-      setError(errorText(e));
+      if (call.take()) setError(errorText(e));
     }
-  }, [api, tenantId, deliveryId]);
+  }, [api, tenantId, deliveryId, latest]);
   useEffect(() => {
+    latest.reset();
+    setDetail(undefined);
+    setError("");
     void load();
-  }, [load]);
+    return () => latest.reset();
+  }, [load, latest]);
 
   // New attempts of this delivery's event refresh the page as they are recorded.
   const eventId = detail?.delivery?.eventId ?? "";
@@ -52,7 +62,11 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
     }
   };
 
-  if (error) return <ErrorBox message={error} onRetry={load} />;
+  const tryAgain = () => {
+    setError("");
+    void load();
+  };
+  if (error) return <ErrorBox message={error} onRetry={tryAgain} />;
   if (!detail?.delivery) return <Loading what="the delivery" />;
   const d = detail.delivery;
   const requests = [...detail.requests].reverse();

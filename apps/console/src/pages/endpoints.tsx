@@ -1,7 +1,8 @@
 import type { Endpoint } from "@hookline/contracts";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useState } from "react";
 import { errorText } from "../api.js";
 import { useSession } from "../context.js";
+import { usePagedList } from "../paged-list.js";
 import { Empty, ErrorBox, Loading } from "../ui/states.js";
 import { type EndpointFields, EndpointForm } from "./endpoint-form.js";
 import { EndpointRow } from "./endpoint-row.js";
@@ -9,48 +10,39 @@ import { EndpointRow } from "./endpoint-row.js";
 /** The tenant's endpoints, and a form to add one. */
 export function Endpoints() {
   const { api, tenantId, endpointId } = useSession();
-  const [endpoints, setEndpoints] = useState<Endpoint[] | undefined>();
-  const [next, setNext] = useState("");
-  const [error, setError] = useState("");
   const [adding, setAdding] = useState(false);
 
-  const load = useCallback(
-    async (pageToken = "") => {
-      setError("");
-      try {
-        const page = await api.endpoints.listEndpoints({ tenantId, pageSize: 50, pageToken });
-        setEndpoints((old) => (pageToken ? [...(old ?? []), ...page.endpoints] : page.endpoints));
-        setNext(page.nextPageToken);
-      } catch (e) {
-        setError(errorText(e));
-      }
+  const fetchPage = useCallback(
+    async (pageSize: number, pageToken: string, signal: AbortSignal) => {
+      const page = await api.endpoints.listEndpoints({ tenantId, pageSize, pageToken }, { signal });
+      return { items: page.endpoints, nextPageToken: page.nextPageToken };
     },
     [api, tenantId],
   );
-  useEffect(() => {
-    setEndpoints(undefined);
-    void load();
-  }, [load]);
+  const list = usePagedList(fetchPage, (e) => e.id);
+  const endpoints = list.items;
 
   const create = async (fields: EndpointFields) => {
+    let created: Endpoint | undefined;
     try {
-      await api.endpoints.createEndpoint({
+      ({ endpoint: created } = await api.endpoints.createEndpoint({
         tenantId,
         url: fields.url,
         description: fields.description,
         eventTypes: fields.eventTypes,
         ...(fields.maxInFlight !== undefined && { maxInFlight: fields.maxInFlight }),
         ...(fields.rateLimitPerSecond !== undefined && { rateLimitPerSecond: fields.rateLimitPerSecond }),
-      });
+      }));
     } catch (e) {
       throw new Error(errorText(e));
     }
     setAdding(false);
-    await load();
+    // Shown at once after the pages already loaded (it is the newest), which stay as they are.
+    if (created) list.add({ ...created, secret: "" });
   };
   const replace = (updated: Endpoint) =>
-    setEndpoints((old) => old?.map((e) => (e.id === updated.id ? { ...updated, secret: "" } : e)));
-  const remove = (id: string) => setEndpoints((old) => old?.filter((e) => e.id !== id));
+    list.update((old) => old.map((e) => (e.id === updated.id ? { ...updated, secret: "" } : e)));
+  const remove = (id: string) => list.update((old) => old.filter((e) => e.id !== id));
 
   return (
     <section aria-labelledby="endpoints-title">
@@ -65,8 +57,8 @@ export function Endpoints() {
       {adding && (
         <EndpointForm submitLabel="Create endpoint" onSubmit={create} onCancel={() => setAdding(false)} />
       )}
-      {error && <ErrorBox message={error} onRetry={() => load()} />}
-      {!error && endpoints === undefined && <Loading what="endpoints" />}
+      {list.error && <ErrorBox message={list.error} onRetry={list.refresh} />}
+      {!list.error && endpoints === undefined && <Loading what="endpoints" />}
       {endpoints?.length === 0 && (
         <Empty>
           <p>No endpoints yet. Add one with the URL that should receive this tenant's webhooks.</p>
@@ -79,8 +71,8 @@ export function Endpoints() {
           ))}
         </ul>
       )}
-      {next && (
-        <button type="button" className="secondary" onClick={() => load(next)}>
+      {list.more && (
+        <button type="button" className="secondary" onClick={list.loadMore}>
           Load more
         </button>
       )}
