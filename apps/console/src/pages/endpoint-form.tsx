@@ -26,11 +26,14 @@ export function EndpointForm({
   const id = useId();
   const [url, setUrl] = useState(initial?.url ?? "");
   const [description, setDescription] = useState(initial?.description ?? "");
-  const [types, setTypes] = useState(initial?.eventTypes.join(", ") ?? "");
+  // One type per line: a type may hold a comma but never whitespace, so lines lose nothing.
+  const [types, setTypes] = useState(initial?.eventTypes.join("\n") ?? "");
   const [maxInFlight, setMaxInFlight] = useState(initial?.maxInFlight?.toString() ?? "");
   const [rate, setRate] = useState(initial?.rateLimitPerSecond?.toString() ?? "");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
+  // Commas once separated types here: a trailing one is most likely that habit, so say what it does.
+  const commaEnded = splitTypes(types).find((t) => t.endsWith(","));
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
@@ -39,10 +42,7 @@ export function EndpointForm({
       await onSubmit({
         url: url.trim(),
         description: description.trim(),
-        eventTypes: types
-          .split(",")
-          .map((t) => t.trim())
-          .filter((t) => t !== ""),
+        eventTypes: splitTypes(types),
         maxInFlight: maxInFlight.trim() === "" ? undefined : Number(maxInFlight),
         rateLimitPerSecond: rate.trim() === "" ? undefined : Number(rate),
       });
@@ -65,13 +65,21 @@ export function EndpointForm({
       />
       <label htmlFor={`${id}-description`}>Description</label>
       <input id={`${id}-description`} value={description} onChange={(e) => setDescription(e.target.value)} />
-      <label htmlFor={`${id}-types`}>Event types</label>
-      <input
+      <label htmlFor={`${id}-types`}>Event types, one per line</label>
+      <textarea
         id={`${id}-types`}
-        placeholder="invoice.paid, invoice.failed (empty: every type)"
+        rows={3}
+        placeholder={"invoice.paid\ninvoice.failed\n(empty: every type)"}
         value={types}
         onChange={(e) => setTypes(e.target.value)}
+        aria-describedby={commaEnded ? `${id}-types-hint` : undefined}
       />
+      {commaEnded && (
+        <p id={`${id}-types-hint`} className="muted">
+          <code>{commaEnded}</code> ends with a comma, which is kept as part of the type. Put each type on a
+          line of its own.
+        </p>
+      )}
       <fieldset className="limits">
         <legend>Limits</legend>
         <label htmlFor={`${id}-inflight`}>Attempts in flight at most</label>
@@ -114,4 +122,9 @@ export function EndpointForm({
       </div>
     </form>
   );
+}
+
+/** The event types typed one per line (any whitespace separates: a type cannot hold any). */
+export function splitTypes(text: string): string[] {
+  return text.split(/\s+/).filter((t) => t !== "");
 }

@@ -49,8 +49,11 @@ export function EndpointRow({
         ...ref,
         url: fields.url,
         description: fields.description,
-        eventTypes: fields.eventTypes,
-        replaceEventTypes: true,
+        // Sent only when edited, so a save of other fields never rewrites the types.
+        ...(!sameList(fields.eventTypes, endpoint.eventTypes) && {
+          eventTypes: fields.eventTypes,
+          replaceEventTypes: true,
+        }),
         // Update's convention: 0 returns to the default (in flight) or removes the limit (rate).
         maxInFlight: fields.maxInFlight ?? 0,
         rateLimitPerSecond: fields.rateLimitPerSecond ?? 0,
@@ -112,7 +115,12 @@ export function EndpointRow({
           </>
         )}
         <dt>event types</dt>
-        <dd>{endpoint.eventTypes.length ? endpoint.eventTypes.join(", ") : "every type"}</dd>
+        <dd className="types">
+          {/* One code element each: a type may hold a comma, so a joined list would be ambiguous. */}
+          {endpoint.eventTypes.length
+            ? endpoint.eventTypes.map((t) => <code key={t}>{t}</code>)
+            : "every type"}
+        </dd>
         {endpoint.disabledReason && (
           <>
             <dt>disabled because</dt>
@@ -193,4 +201,8 @@ export function EndpointRow({
       )}
     </li>
   );
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
 }
