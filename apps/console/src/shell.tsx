@@ -61,16 +61,20 @@ export function Shell({ onSignOut, onTenant }: { onSignOut(): void; onTenant(ten
   );
 }
 
+// Pages are keyed by their argument: another delivery or endpoint filter is a fresh page, not the
+// previous one's state (its filters, its notices) under a new address.
 function Page({ page, arg }: { page: string; arg: string }) {
   switch (page) {
     case "endpoints":
       return <Endpoints />;
     case "delivery":
-      return <DeliveryDetail deliveryId={arg} />;
+      return <DeliveryDetail key={arg} deliveryId={arg} />;
     case "send":
       return <SendTest />;
-    default:
-      return <Activity initialEndpoint={page === "activity" ? arg : ""} />;
+    default: {
+      const endpoint = page === "activity" ? arg : "";
+      return <Activity key={endpoint} initialEndpoint={endpoint} />;
+    }
   }
 }
 

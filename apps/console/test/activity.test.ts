@@ -158,7 +158,7 @@ test("a slow answer for the previous tenant never replaces the tenant now shown"
 });
 
 test("after Load more, a new delivery shows below the loaded pages, which stay", async () => {
-  await subscribe("paged", "page.turned");
+  const endpointId = await subscribe("paged", "page.turned");
   await Promise.all(
     Array.from({ length: 60 }, (_, i) =>
       emitEvent("paged", `p_${String(i).padStart(2, "0")}`, "page.turned"),
@@ -179,6 +179,18 @@ test("after Load more, a new delivery shows below the loaded pages, which stay",
     await rows.filter({ hasText: "p_new" }).waitFor();
     assert.equal(await rows.count(), 61, "every loaded row and the new one");
     assert.equal(await page.getByRole("button", { name: "Load more" }).count(), 0);
+
+    // The nav's Activity is every endpoint again, not the filter an endpoint's link set.
+    await page.goto(`${hookline.base}/ui/#/activity/${endpointId}`);
+    const filter = page.locator("#filter-endpointId");
+    await page.waitForFunction(
+      (id) => document.querySelector<HTMLInputElement>("input#filter-endpointId")?.value === id,
+      endpointId,
+    );
+    await page.getByRole("navigation").getByRole("link", { name: "Activity" }).click();
+    await page.waitForURL(/#\/activity$/);
+    await page.getByTestId("live-status").getByText("Live").waitFor();
+    assert.equal(await filter.inputValue(), "");
   } finally {
     await context.close();
   }
