@@ -1,5 +1,5 @@
 import { SessionKind } from "@hookline/contracts";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { createApi, errorText, isAuthError } from "./api.js";
 import { type Session, SessionContext } from "./context.js";
 import { PortalRefused } from "./pages/portal-refused.js";
@@ -20,12 +20,16 @@ const TENANT_KEY = "hookline.tenant";
 /** Finds out what the stored credentials may see (GetSession), then shows the console or sign-in. */
 export function App() {
   const [state, setState] = useState<State>({ kind: "checking" });
+  // Counts checks, so a check (or a session) that a newer one replaced changes nothing.
+  const checks = useRef(0);
 
   const check = useCallback(async (credentials: Credentials | undefined) => {
+    const n = ++checks.current;
     setState({ kind: "checking" });
     const api = createApi(credentials?.token ?? "");
     try {
       const who = await api.portal.getSession({});
+      if (checks.current !== n) return;
       const chosen = credentials ?? { token: "", portal: false };
       saveCredentials(chosen);
       const fixed = who.tenantId !== "";
@@ -41,6 +45,7 @@ export function App() {
         },
       });
     } catch (error) {
+      if (checks.current !== n) return;
       if (isAuthError(error)) {
         clearCredentials();
         if (credentials?.portal) setState({ kind: "refused", message: errorText(error) });
@@ -51,9 +56,24 @@ export function App() {
     }
   }, []);
 
-  useEffect(() => {
-    void check(loadCredentials());
+  const open = useCallback(() => {
+    try {
+      void check(loadCredentials());
+    } catch (error) {
+      checks.current += 1;
+      setState({ kind: "refused", message: errorText(error) });
+    }
   }, [check]);
+
+  useEffect(() => {
+    open();
+    // A portal link opened in a tab already showing the console changes only the fragment: no load.
+    const onHash = () => {
+      if (window.location.hash.startsWith("#portal=")) open();
+    };
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, [open]);
 
   const signOut = () => {
     clearCredentials();

@@ -8,7 +8,12 @@ export interface Route {
 
 function parse(): Route {
   const [page = "activity", ...rest] = window.location.hash.replace(/^#\/?/, "").split("/");
-  return { page: page || "activity", arg: decodeURIComponent(rest.join("/")) };
+  try {
+    return { page: page || "activity", arg: decodeURIComponent(rest.join("/")) };
+  } catch {
+    // A broken % escape (a mangled address) names nothing: show the default page, not a blank one.
+    return { page: "activity", arg: "" };
+  }
 }
 
 export function useRoute(): Route {

@@ -9,13 +9,25 @@ export interface Credentials {
 
 const KEY = "hookline.credentials";
 
+/** A #portal= link whose token cannot be read (a broken % escape): cut short or mangled. */
+export class DamagedLinkError extends Error {}
+
+/** The portal link in the address, if any, else the tab's stored credentials. */
 export function loadCredentials(): Credentials | undefined {
   const fromLink = /^#portal=([^&]+)/.exec(window.location.hash)?.[1];
   if (fromLink) {
-    const credentials = { token: decodeURIComponent(fromLink), portal: true };
-    saveCredentials(credentials);
     // Keep the token out of history, bookmarks and screenshots of the address bar.
     history.replaceState(null, "", `${window.location.pathname}#/activity`);
+    let token: string;
+    try {
+      token = decodeURIComponent(fromLink);
+    } catch {
+      throw new DamagedLinkError(
+        "Part of this link could not be read: it was probably cut short or altered.",
+      );
+    }
+    const credentials = { token, portal: true };
+    saveCredentials(credentials);
     return credentials;
   }
   const stored = sessionStorage.getItem(KEY);

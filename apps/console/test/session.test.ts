@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import type { BrowserContext, Page } from "playwright-core";
+import { auth, type Hookline, signIn, startHookline } from "./hookline.js";
+
+// How the console comes to its credentials: portal links opened in any tab, and addresses it
+// cannot read.
+
+let hookline: Hookline;
+let context: BrowserContext;
+let page: Page;
+
+before(async () => {
+  hookline = await startHookline();
+});
+
+after(async () => {
+  await hookline?.close();
+});
+
+// A fresh tab (its own sessionStorage) per test.
+async function freshTab(): Promise<Page> {
+  await context?.close();
+  context = await hookline.browser.newContext();
+  page = await context.newPage();
+  return page;
+}
+
+const refused = () => page.getByRole("heading", { name: "This link does not work" });
+
+test("a portal link opened in a tab already showing the console switches to it", async () => {
+  await freshTab();
+  await signIn(page, hookline.base, "acme");
+  await page.getByRole("heading", { name: "Live attempts" }).waitFor();
+  const link = await hookline.portal.createPortalLink({ tenantId: "globex" }, auth);
+  // Same document, new fragment: what clicking or pasting the link does in this tab.
+  await page.goto(`${hookline.base}${link.path}`);
+  await page.getByTestId("tenant").getByText("globex").waitFor();
+  assert.ok(!page.url().includes(link.token), "the token leaves the address bar");
+  await page.reload();
+  await page.getByTestId("tenant").getByText("globex").waitFor();
+});
+
+test("an address with a broken % escape shows a page saying what is wrong, not a blank one", async () => {
+  await freshTab();
+  await page.goto(`${hookline.base}/ui/#portal=hlp1.%E0%A4%A`);
+  await refused().waitFor();
+  await page.getByText("could not be read").waitFor();
+  assert.ok(!page.url().includes("hlp1."), "the damaged token leaves the address bar too");
+
+  await freshTab();
+  await signIn(page, hookline.base, "acme");
+  await page.getByRole("heading", { name: "Live attempts" }).waitFor();
+  await page.goto(`${hookline.base}/ui/#/delivery/%E0%A4%A`);
+  await page.reload();
+  await page.getByRole("heading", { name: "Live attempts" }).waitFor();
+});
