@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { useSession } from "./context.js";
 import { Activity } from "./pages/activity.js";
 import { DeliveryDetail } from "./pages/delivery-detail.js";
@@ -54,7 +54,7 @@ export function Shell({ onSignOut, onTenant }: { onSignOut(): void; onTenant(ten
             <p>This token may see every tenant. Enter a tenant id above to see its endpoints and activity.</p>
           </Empty>
         ) : (
-          <Page page={route.page} arg={route.arg} />
+          <Page page={route.page} arg={route.arg} scoped={session.endpointId !== ""} />
         )}
       </main>
     </>
@@ -63,19 +63,26 @@ export function Shell({ onSignOut, onTenant }: { onSignOut(): void; onTenant(ten
 
 // Pages are keyed by their argument: another delivery or endpoint filter is a fresh page, not the
 // previous one's state (its filters, its notices) under a new address.
-function Page({ page, arg }: { page: string; arg: string }) {
+function Page({ page, arg, scoped }: { page: string; arg: string; scoped: boolean }) {
   switch (page) {
     case "endpoints":
       return <Endpoints />;
     case "delivery":
       return <DeliveryDetail key={arg} deliveryId={arg} />;
     case "send":
-      return <SendTest />;
+      // An endpoint-scoped link may not emit (the api refuses it), so there is no form to show.
+      return scoped ? <GoTo page="activity" /> : <SendTest />;
     default: {
       const endpoint = page === "activity" ? arg : "";
       return <Activity key={endpoint} initialEndpoint={endpoint} />;
     }
   }
+}
+
+/** Replaces the address (no history entry), so Back does not return to a page that sends here. */
+function GoTo({ page }: { page: string }) {
+  useEffect(() => window.location.replace(href(page)), [page]);
+  return null;
 }
 
 function TenantPicker({ value, onChange }: { value: string; onChange(tenantId: string): void }) {

@@ -4,7 +4,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { auth, type Hookline, signIn, startHookline } from "./hookline.js";
 
 // How the console comes to its credentials: portal links opened in any tab, and addresses it
-// cannot read.
+// cannot read; and what an endpoint link may reach.
 
 let hookline: Hookline;
 let context: BrowserContext;
@@ -54,4 +54,19 @@ test("an address with a broken % escape shows a page saying what is wrong, not a
   await page.goto(`${hookline.base}/ui/#/delivery/%E0%A4%A`);
   await page.reload();
   await page.getByRole("heading", { name: "Live attempts" }).waitFor();
+});
+
+test("an endpoint link cannot reach the send form", async () => {
+  const { endpoint } = await hookline.endpoints.createEndpoint(
+    { tenantId: "acme", url: "http://127.0.0.1:9/hook", eventTypes: ["never"] },
+    auth,
+  );
+  const id = endpoint?.id ?? "";
+  const link = await hookline.portal.createPortalLink({ tenantId: "acme", endpointId: id }, auth);
+  await freshTab();
+  await page.goto(`${hookline.base}${link.path}`);
+  await page.getByTestId("tenant").getByText(id).waitFor();
+  await page.goto(`${hookline.base}/ui/#/send`);
+  await page.waitForURL(/#\/activity$/);
+  assert.equal(await page.getByRole("heading", { name: "Send a test event" }).count(), 0);
 });

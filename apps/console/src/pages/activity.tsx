@@ -115,7 +115,13 @@ export function Activity({ initialEndpoint }: { initialEndpoint: string }) {
           <Empty>
             <p>
               No deliveries match. Deliveries appear when an event is emitted for an endpoint subscribed to
-              its type: try <a href={href("send")}>sending a test event</a>, or widen the filters.
+              its type
+              {scoped === "" && (
+                <>
+                  : try <a href={href("send")}>sending a test event</a>
+                </>
+              )}
+              , or widen the filters.
             </p>
           </Empty>
         )}
