@@ -10,13 +10,30 @@ export interface Api {
   portal: Client<typeof PortalService>;
 }
 
-/** Clients that call the api serving this page (same origin), with the bearer token if any. */
-export function createApi(token: string): Api {
+/**
+ * Clients that call the api serving this page (same origin), with the bearer token if any.
+ * onUnauthenticated hears of every call the api refused as UNAUTHENTICATED, streams included: the
+ * credentials stopped working (a link expired, its endpoint was deleted, a token was removed), which
+ * no page can fix by trying again.
+ */
+export function createApi(token: string, onUnauthenticated: (error: ConnectError) => void = () => {}): Api {
   const auth: Interceptor = (next) => (request) => {
     if (token !== "") request.header.set("authorization", `Bearer ${token}`);
     return next(request);
   };
-  const transport = createConnectTransport({ baseUrl: window.location.origin, interceptors: [auth] });
+  const report = (error: unknown) => {
+    if (error instanceof ConnectError && error.code === Code.Unauthenticated) onUnauthenticated(error);
+  };
+  const watch: Interceptor = (next) => async (request) => {
+    try {
+      const response = await next(request);
+      return response.stream ? { ...response, message: reporting(response.message, report) } : response;
+    } catch (error) {
+      report(error);
+      throw error;
+    }
+  };
+  const transport = createConnectTransport({ baseUrl: window.location.origin, interceptors: [watch, auth] });
   return {
     endpoints: createClient(EndpointService, transport),
     emit: createClient(EmitService, transport),
@@ -44,4 +61,13 @@ export function errorText(error: unknown): string {
 
 export function isAuthError(error: unknown): boolean {
   return error instanceof ConnectError && error.code === Code.Unauthenticated;
+}
+
+async function* reporting<T>(messages: AsyncIterable<T>, report: (error: unknown) => void) {
+  try {
+    yield* messages;
+  } catch (error) {
+    report(error);
+    throw error;
+  }
 }

@@ -26,7 +26,12 @@ export function App() {
   const check = useCallback(async (credentials: Credentials | undefined) => {
     const n = ++checks.current;
     setState({ kind: "checking" });
-    const api = createApi(credentials?.token ?? "");
+    // Credentials refused mid-session end the session here, whichever page's call found out.
+    const api = createApi(credentials?.token ?? "", (error) => {
+      if (checks.current !== n) return;
+      clearCredentials();
+      setState((s) => (s.kind === "ready" ? refusedState(credentials, error) : s));
+    });
     try {
       const who = await api.portal.getSession({});
       if (checks.current !== n) return;
@@ -48,8 +53,7 @@ export function App() {
       if (checks.current !== n) return;
       if (isAuthError(error)) {
         clearCredentials();
-        if (credentials?.portal) setState({ kind: "refused", message: errorText(error) });
-        else setState({ kind: "sign-in", ...(credentials && { error: errorText(error) }) });
+        setState(refusedState(credentials, error));
       } else {
         setState({ kind: "failed", message: errorText(error) });
       }
@@ -100,4 +104,10 @@ export function App() {
         </SessionContext.Provider>
       );
   }
+}
+
+/** Where refused credentials lead: a link cannot be signed in again, a token can. */
+function refusedState(credentials: Credentials | undefined, error: unknown): State {
+  if (credentials?.portal) return { kind: "refused", message: errorText(error) };
+  return { kind: "sign-in", ...(credentials && { error: errorText(error) }) };
 }

@@ -3,8 +3,8 @@ import { after, before, test } from "node:test";
 import type { BrowserContext, Page } from "playwright-core";
 import { auth, type Hookline, signIn, startHookline } from "./hookline.js";
 
-// How the console comes to its credentials: portal links opened in any tab, and addresses it
-// cannot read; and what an endpoint link may reach.
+// How the console comes to its credentials and lets go of them: portal links opened in any tab,
+// addresses it cannot read, and credentials that stop working mid-session.
 
 let hookline: Hookline;
 let context: BrowserContext;
@@ -56,7 +56,7 @@ test("an address with a broken % escape shows a page saying what is wrong, not a
   await page.getByRole("heading", { name: "Live attempts" }).waitFor();
 });
 
-test("an endpoint link cannot reach the send form", async () => {
+test("an endpoint link cannot reach the send form, and ends when its endpoint is deleted", async () => {
   const { endpoint } = await hookline.endpoints.createEndpoint(
     { tenantId: "acme", url: "http://127.0.0.1:9/hook", eventTypes: ["never"] },
     auth,
@@ -69,4 +69,9 @@ test("an endpoint link cannot reach the send form", async () => {
   await page.goto(`${hookline.base}/ui/#/send`);
   await page.waitForURL(/#\/activity$/);
   assert.equal(await page.getByRole("heading", { name: "Send a test event" }).count(), 0);
+
+  await hookline.endpoints.deleteEndpoint({ tenantId: "acme", id }, auth);
+  // The next call finds out (the live stream may first): the page says the link is over.
+  await page.goto(`${hookline.base}/ui/#/endpoints`);
+  await refused().waitFor();
 });
