@@ -45,9 +45,10 @@ export function createApi(token: string, onUnauthenticated: (error: ConnectError
 /** A message a person can act on, from any error a call threw. */
 export function errorText(error: unknown): string {
   if (error instanceof ConnectError) {
+    if (isUnreachable(error)) {
+      return `Hookline is unreachable or its database is down (${error.rawMessage}). Try again shortly.`;
+    }
     switch (error.code) {
-      case Code.Unavailable:
-        return `Hookline is unreachable or its database is down (${error.rawMessage}). Try again shortly.`;
       case Code.Unauthenticated:
         return `Not signed in: ${error.rawMessage}.`;
       case Code.PermissionDenied:
@@ -61,6 +62,15 @@ export function errorText(error: unknown): string {
 
 export function isAuthError(error: unknown): boolean {
   return error instanceof ConnectError && error.code === Code.Unauthenticated;
+}
+
+/**
+ * The api answered UNAVAILABLE, or never answered: connect-web reports a fetch that failed outright
+ * (connection refused or reset, offline) as UNKNOWN caused by the TypeError fetch threw.
+ */
+export function isUnreachable(error: unknown): boolean {
+  if (!(error instanceof ConnectError)) return false;
+  return error.code === Code.Unavailable || (error.code === Code.Unknown && error.cause instanceof TypeError);
 }
 
 async function* reporting<T>(messages: AsyncIterable<T>, report: (error: unknown) => void) {

@@ -12,7 +12,7 @@ type State =
   | { kind: "checking" }
   | { kind: "sign-in"; error?: string }
   | { kind: "refused"; message: string }
-  | { kind: "failed"; message: string }
+  | { kind: "failed"; message: string; credentials: Credentials | undefined }
   | { kind: "ready"; session: Session };
 
 const TENANT_KEY = "hookline.tenant";
@@ -55,7 +55,9 @@ export function App() {
         clearCredentials();
         setState(refusedState(credentials, error));
       } else {
-        setState({ kind: "failed", message: errorText(error) });
+        // Kept for Try again: credentials are saved only once they work, so a token typed while
+        // the api was down exists nowhere else.
+        setState({ kind: "failed", message: errorText(error), credentials });
       }
     }
   }, []);
@@ -96,7 +98,7 @@ export function App() {
     case "refused":
       return <PortalRefused message={state.message} />;
     case "failed":
-      return <ErrorBox message={state.message} onRetry={() => check(loadCredentials())} />;
+      return <ErrorBox message={state.message} onRetry={() => check(state.credentials)} />;
     case "ready":
       return (
         <SessionContext.Provider value={state.session}>

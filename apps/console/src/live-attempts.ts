@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Attempt } from "@hookline/contracts";
 import { useEffect, useRef, useState } from "react";
-import { type Api, errorText } from "./api.js";
+import { type Api, errorText, isUnreachable } from "./api.js";
 
 export interface LiveFilter {
   tenantId: string;
@@ -72,7 +72,9 @@ export function useLiveAttempts(api: Api, filter: LiveFilter, enabled: boolean) 
           }
           failures += 1;
           const inSeconds = Math.min(2 ** (failures - 1), 15);
-          setStatus({ kind: "reconnecting", inSeconds, reason: errorText(error) });
+          // Short: the status line itself says it reconnects, so no "try again shortly" here.
+          const reason = isUnreachable(error) ? "Hookline is unreachable" : errorText(error);
+          setStatus({ kind: "reconnecting", inSeconds, reason });
           await new Promise((resolve) => setTimeout(resolve, inSeconds * 1000));
         }
       }

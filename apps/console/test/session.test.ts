@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { startCuttableProxy } from "@hookline/testkit";
 import type { BrowserContext, Page } from "playwright-core";
-import { auth, type Hookline, signIn, startHookline } from "./hookline.js";
+import { ADMIN_TOKEN, auth, type Hookline, signIn, startHookline } from "./hookline.js";
 
-// How the console comes to its credentials and lets go of them: portal links opened in any tab,
-// addresses it cannot read, and credentials that stop working mid-session.
+// How the console comes to its credentials and lets go of them: sign-in, portal links opened in
+// any tab, addresses it cannot read, and credentials that stop working mid-session.
 
 let hookline: Hookline;
 let context: BrowserContext;
@@ -74,4 +75,22 @@ test("an endpoint link cannot reach the send form, and ends when its endpoint is
   // The next call finds out (the live stream may first): the page says the link is over.
   await page.goto(`${hookline.base}/ui/#/endpoints`);
   await refused().waitFor();
+});
+
+test("a sign-in while the api is unreachable says so, and Try again keeps the token", async () => {
+  const proxy = await startCuttableProxy(hookline.service.address);
+  try {
+    await freshTab();
+    await page.goto(`http://${proxy.address}/ui/`);
+    await page.getByLabel("API token").waitFor();
+    proxy.cut();
+    await page.getByLabel("API token").fill(ADMIN_TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").getByText("Hookline is unreachable").waitFor();
+    proxy.restore();
+    await page.getByRole("button", { name: "Try again" }).click();
+    await page.getByLabel("Tenant").waitFor();
+  } finally {
+    await proxy.close();
+  }
 });
