@@ -12,6 +12,8 @@ import { type Browser, chromium, type Page } from "playwright-core";
 // slow part, so a file's tests share it and keep apart by tenant.
 
 export const ADMIN_TOKEN = "admin-token-for-the-console-test";
+/** acme's tenant-scoped token, configured as tenant:acme:<this>. */
+export const ACME_TOKEN = "acme-token-for-the-console-test";
 export const auth = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
 
 // The flags that work on this machine as root with no network (see the README).
@@ -49,7 +51,7 @@ export async function startHookline(): Promise<Hookline> {
   try {
     const config = loadConfig({
       HOOKLINE_API_ADDR: "127.0.0.1:0",
-      HOOKLINE_API_TOKENS: ADMIN_TOKEN,
+      HOOKLINE_API_TOKENS: `${ADMIN_TOKEN},tenant:acme:${ACME_TOKEN}`,
       HOOKLINE_QUEUE_POLL_INTERVAL: "20ms",
       HOOKLINE_ALLOWED_CIDRS: "127.0.0.0/8",
       HOOKLINE_RETRY_SCHEDULE: "1s",

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { startCuttableProxy } from "@hookline/testkit";
 import type { BrowserContext, Page } from "playwright-core";
-import { ADMIN_TOKEN, auth, type Hookline, signIn, startHookline } from "./hookline.js";
+import { ACME_TOKEN, ADMIN_TOKEN, auth, type Hookline, signIn, startHookline } from "./hookline.js";
 
 // How the console comes to its credentials and lets go of them: sign-in, portal links opened in
 // any tab, addresses it cannot read, and credentials that stop working mid-session.
@@ -75,6 +75,18 @@ test("an endpoint link cannot reach the send form, and ends when its endpoint is
   // The next call finds out (the live stream may first): the page says the link is over.
   await page.goto(`${hookline.base}/ui/#/endpoints`);
   await refused().waitFor();
+});
+
+test("sign-in takes a whole tenant:<id>:<token> entry, and refuses a token a browser cannot send", async () => {
+  await freshTab();
+  await page.goto(`${hookline.base}/ui/`);
+  await page.getByLabel("API token").fill("tökén-€-1234567890");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("alert").getByText("a character a browser cannot send").waitFor();
+
+  await page.getByLabel("API token").fill(`tenant:acme:${ACME_TOKEN}`);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByTestId("tenant").getByText("acme").waitFor();
 });
 
 test("a sign-in while the api is unreachable says so, and Try again keeps the token", async () => {
