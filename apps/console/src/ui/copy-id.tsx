@@ -2,20 +2,22 @@ import { useState } from "react";
 
 /** An id in monospace with a button that copies it. */
 export function CopyId({ value, label = "id" }: { value: string; label?: string }) {
-  const [copied, setCopied] = useState(false);
+  const [done, setDone] = useState<"" | "copied" | "selected">("");
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(value);
+      setDone("copied");
     } catch {
-      // Clipboard access needs a secure context; selecting the text lets the viewer copy by hand.
+      // Clipboard access needs a secure context; selecting the text lets the viewer copy by hand,
+      // and saying "copied" then would leave them pasting whatever they copied before.
       const range = document.createRange();
       const node = document.getElementById(`id-${value}`);
       if (node) range.selectNodeContents(node);
       window.getSelection()?.removeAllRanges();
       window.getSelection()?.addRange(range);
+      setDone("selected");
     }
-    setCopied(true);
-    setTimeout(() => setCopied(false), 1500);
+    setTimeout(() => setDone(""), 3000);
   };
   return (
     <span className="copy-id">
@@ -23,7 +25,7 @@ export function CopyId({ value, label = "id" }: { value: string; label?: string 
         {value}
       </code>
       <button type="button" className="link" onClick={copy} aria-label={`copy ${label} ${value}`}>
-        {copied ? "copied" : "copy"}
+        {done === "copied" ? "copied" : done === "selected" ? "selected, press Ctrl+C" : "copy"}
       </button>
     </span>
   );
