@@ -136,7 +136,7 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
               <details>
                 <summary>Request sent</summary>
                 <p>
-                  <code>POST {url}</code>
+                  <code className="url">POST {url}</code>
                 </p>
                 <table className="headers" data-testid="headers">
                   <tbody>
