@@ -1,15 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createTestBackend, held, readTestSettings } from "@hookline/testkit";
+import { held, readTestSettings } from "@hookline/testkit";
 import { Redis } from "ioredis";
-import {
-  DeliveryConsumer,
-  DeliveryProducer,
-  openQueueBackend,
-  QueueRouting,
-  type RedisBackend,
-} from "./index.js";
-import { next, relayTo } from "./test-helpers.js";
+import { DeliveryConsumer, DeliveryProducer, QueueRouting } from "./index.js";
+import { next, queuesBehindRelay } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const endpoint = { tenantId: "t", endpointId: "ep" };
@@ -45,14 +39,7 @@ function heldJobs() {
 test("a job that outlived a Redis restarted empty is told it is no longer held; one that outlived a blip still is", {
   skip: settings.kind !== "servers" && "the embedded run has no Redis",
 }, async () => {
-  const backend = await createTestBackend(settings);
-  const redis = backend.redis ?? assert.fail("the servers run has Redis");
-  const relay = await relayTo(redis);
-  const queues = (await openQueueBackend({
-    kind: "redis",
-    redis: { ...redis, host: "127.0.0.1", port: relay.port },
-    prefix: backend.prefix,
-  })) as RedisBackend;
+  const { backend, redis, relay, queues, dispose } = await queuesBehindRelay(settings);
   const routing = new QueueRouting(0, limits);
   const producer = new DeliveryProducer(queues, routing);
   const jobs = heldJobs();
@@ -97,9 +84,7 @@ test("a job that outlived a Redis restarted empty is told it is no longer held; 
     jobs.letGo("dl_lost");
     await consumer.close();
     await producer.close();
-    await queues.close();
     direct.disconnect();
-    await relay.close();
-    await backend.dispose();
+    await dispose();
   }
 });

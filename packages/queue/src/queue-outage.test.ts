@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createTestBackend, readTestSettings } from "@hookline/testkit";
-import {
-  DeliveryProducer,
-  openQueueBackend,
-  QueueRouting,
-  QueueUnavailableError,
-  type RedisBackend,
-} from "./index.js";
-import { next, relayTo } from "./test-helpers.js";
+import { readTestSettings } from "@hookline/testkit";
+import { DeliveryProducer, QueueRouting, QueueUnavailableError } from "./index.js";
+import { next, queuesBehindRelay } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -22,14 +16,7 @@ const job = (n: number) => ({
 test("an enqueue waits out a blip, fails at once once Redis has been away a while, and within its timeout while Redis is silent", {
   skip: settings.kind !== "servers" && "the embedded run has no Redis",
 }, async () => {
-  const backend = await createTestBackend(settings);
-  const redis = backend.redis ?? assert.fail("the servers run has Redis");
-  const relay = await relayTo(redis);
-  const queues = (await openQueueBackend({
-    kind: "redis",
-    redis: { ...redis, host: "127.0.0.1", port: relay.port },
-    prefix: backend.prefix,
-  })) as RedisBackend;
+  const { relay, queues, dispose } = await queuesBehindRelay(settings);
   const routing = new QueueRouting(0, { maxInFlight: 2 });
   const producer = new DeliveryProducer(queues, routing, { addTimeoutMs: 300, failFastAfterMs: 20 });
   const patient = new DeliveryProducer(queues, routing);
@@ -71,8 +58,6 @@ test("an enqueue waits out a blip, fails at once once Redis has been away a whil
   } finally {
     await producer.close();
     await patient.close();
-    await queues.close();
-    await relay.close();
-    await backend.dispose();
+    await dispose();
   }
 });

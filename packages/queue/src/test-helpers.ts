@@ -1,6 +1,8 @@
+import assert from "node:assert/strict";
 import { once } from "node:events";
 import net from "node:net";
-import type { RedisBackend } from "./backend.js";
+import { createTestBackend, type TestSettings } from "@hookline/testkit";
+import { openQueueBackend, type RedisBackend } from "./backend.js";
 
 /** The real Redis behind a TCP relay that can be made to refuse connections or go silent. */
 export async function relayTo(target: { host: string; port: number }) {
@@ -47,3 +49,26 @@ export async function relayTo(target: { host: string; port: number }) {
 /** The next time the connection emits this (events.once would reject on its connection errors). */
 export const next = (queues: RedisBackend, event: "reconnecting" | "ready") =>
   new Promise<void>((resolve) => queues.connection.once(event, () => resolve()));
+
+/** A test's own Redis keys, reached through a relay that can cut the queue backend off. */
+export async function queuesBehindRelay(settings: TestSettings) {
+  const backend = await createTestBackend(settings);
+  const redis = backend.redis ?? assert.fail("the servers run has Redis");
+  const relay = await relayTo(redis);
+  const queues = (await openQueueBackend({
+    kind: "redis",
+    redis: { ...redis, host: "127.0.0.1", port: relay.port },
+    prefix: backend.prefix,
+  })) as RedisBackend;
+  return {
+    backend,
+    redis,
+    relay,
+    queues,
+    async dispose() {
+      await queues.close();
+      await relay.close();
+      await backend.dispose();
+    },
+  };
+}
