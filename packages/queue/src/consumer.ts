@@ -2,13 +2,13 @@ import type { Job } from "bullmq";
 import type { QueueBackend } from "./backend.js";
 import { DueWakeups } from "./due-wakeups.js";
 import { openWorker, wakeWorker } from "./handles.js";
+import { stillHeld } from "./held-job.js";
 import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queue.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
 /**
- * Runs one job. `held` resolves true while this process still holds the job: the processor asks
- * just before the attempt's request, which must go out only under the queue's count of jobs in
- * flight (see DeliveryConsumer.stillHolds).
+ * Runs one job. `held` resolves true while this process still holds the job (see stillHeld): the
+ * processor asks just before the attempt's request, which must go out only as a job counted.
  */
 export type DeliveryProcessor = (
   job: DeliveryJobData,
@@ -303,8 +303,9 @@ export class DeliveryConsumer {
           entry.served += 1;
           entry.drained = false;
         }
+        const held = () => stillHeld(this.backend, job, token, this.options.stalledAfterMs);
         try {
-          await this.processor(job.data, item.queue, () => this.stillHolds(job, token));
+          await this.processor(job.data, item.queue, held);
         } finally {
           if (entry) {
             entry.inFlight -= 1;
@@ -364,30 +365,6 @@ export class DeliveryConsumer {
         this.options.onError?.(error, item.queue);
         if (this.open.get(item.queue) === entry) this.release(item.queue);
       });
-  }
-
-  /**
-   * True while this process still holds the job, so its request counts against the queue's limit.
-   * It costs nothing unless the job may have been taken away since BullMQ took its lock for us (its
-   * processedOn, our clock; a fetched job may wait in the Worker before its processor starts):
-   * - the connection dropped since: a Redis that restarted empty lost the job, and with it its
-   *   place among the jobs in flight, while the sweeper adds it again for another worker;
-   * - half its lock's lifetime passed: a starved process's lock lapses, and BullMQ's stalled check
-   *   hands the job to another worker.
-   * Either way its request would go out beside those the queue counts, over the endpoint's limit,
-   * and twice to the receiver. Asking BullMQ to extend the lock answers it: the lock is still ours.
-   */
-  private async stillHolds(job: Job<DeliveryJobData>, token: string | undefined): Promise<boolean> {
-    if (token === undefined) return true;
-    const lockedAt = job.processedOn ?? 0;
-    const lostAt = this.backend.lastLostAt();
-    if (
-      this.backend.lostForMs() === 0 &&
-      (lostAt === undefined || lostAt < lockedAt) &&
-      Date.now() - lockedAt < this.options.stalledAfterMs / 2
-    )
-      return true;
-    return Number(await job.extendLock(token, this.options.stalledAfterMs)) === 1;
   }
 
   private applyLimits(name: string, open: OpenQueue, limits: QueueLimits, force = false): void {
