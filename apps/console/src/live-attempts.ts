@@ -48,8 +48,11 @@ export function useLiveAttempts(api: Api, filter: LiveFilter, enabled: boolean) 
               onHeader: (headers) => {
                 // With 0 ("from now on") the stream starts after the api's newest attempt: that is
                 // the cursor, so a reconnect before any attempt arrived still replays the gap.
-                const start = headers.get(START_HEADER) ?? "";
-                if (lastId.current === 0n && /^\d+$/.test(start)) lastId.current = BigInt(start);
+                // Only a stream that is live carries it: over Connect a refusal (too many
+                // streams) also comes with headers, and its error only at the stream's end.
+                const start = headers.get(START_HEADER);
+                if (start === null || !/^\d+$/.test(start)) return;
+                if (lastId.current === 0n) lastId.current = BigInt(start);
                 failures = 0;
                 setStatus({ kind: "live" });
               },

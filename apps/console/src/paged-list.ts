@@ -16,8 +16,8 @@ const MAX_PAGE = 1000;
 
 /**
  * A paged list (oldest first) kept as "its first N rows": Load more reads N + 50, a refresh reads
- * the same N again (or, once the end was reached, up to the new end, so new rows appear), each from
- * the first page on. Every answer therefore replaces the rows whole: a refresh never drops pages
+ * the same N again (or, once the end was reached, up to a page past it, so new rows appear), each
+ * from the first page on. Every answer therefore replaces the rows whole: a refresh never drops pages
  * already loaded, and answers racing each other cannot splice two queries together. Rows added
  * here (an endpoint just created) stay shown after the loaded ones until a read includes them.
  */
@@ -29,6 +29,10 @@ export function usePagedList<T>(fetchPage: FetchPage<T>, keyOf: (item: T) => str
   const latest = useLatest();
   // What the newest shown answer held, for refresh and loadMore to size their reads.
   const shown = useRef({ count: PAGE, more: true });
+  // Rows asked for by Load more: a refresh answering first (shorter, so sooner) must not undo it.
+  const wanted = useRef(PAGE);
+  // Bumped when the query changes or the page goes: a refresh loop of the old one stops.
+  const view = useRef(0);
 
   const read = useCallback(
     async (want: number) => {
@@ -55,13 +59,18 @@ export function usePagedList<T>(fetchPage: FetchPage<T>, keyOf: (item: T) => str
 
   useEffect(() => {
     latest.reset();
+    view.current += 1;
     shown.current = { count: PAGE, more: true };
+    wanted.current = PAGE;
     setRows(undefined);
     setAdded([]);
     setMore(false);
     setError("");
     void read(PAGE);
-    return () => latest.reset();
+    return () => {
+      view.current += 1;
+      latest.reset();
+    };
   }, [read, latest]);
 
   // Refreshes come in bursts (one per live attempt): one read at a time, then one more for the
@@ -76,16 +85,23 @@ export function usePagedList<T>(fetchPage: FetchPage<T>, keyOf: (item: T) => str
       return;
     }
     r.running = true;
+    const at = view.current;
     try {
       do {
         r.again = false;
-        await readNow.current(shown.current.more ? shown.current.count : Number.POSITIVE_INFINITY);
-      } while (r.again);
+        // Past the end, one page more: new rows appear, and Load more offers the rest, rather than
+        // every refresh reading a busy tenant's list to its end.
+        const { count, more } = shown.current;
+        await readNow.current(Math.max(wanted.current, more ? count : count + PAGE));
+      } while (r.again && view.current === at);
     } finally {
       r.running = false;
     }
   }, []);
-  const loadMore = useCallback(() => void read(shown.current.count + PAGE), [read]);
+  const loadMore = useCallback(() => {
+    wanted.current = shown.current.count + PAGE;
+    void read(wanted.current);
+  }, [read]);
 
   const update = useCallback((change: (items: T[]) => T[]) => {
     setRows((old) => old && change(old));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { eventually, type Receiver, startCuttableProxy, startReceiver } from "@hookline/testkit";
+import { eventually, held, type Receiver, startCuttableProxy, startReceiver } from "@hookline/testkit";
 import type { Page, Request } from "playwright-core";
 import { auth, type Hookline, signIn, startHookline } from "./hookline.js";
 
@@ -68,6 +68,42 @@ test("the live view says Live only once the stream is open, and again after a re
   } finally {
     await context.close();
     await proxy.close();
+  }
+});
+
+test("a stream the api refuses (its token's streams are all taken) is not Live, and its retries back off", async () => {
+  // The admin token's whole stream allowance (HOOKLINE_MAX_STREAMS_PER_TOKEN, 20), held open.
+  const abort = new AbortController();
+  let live = 0;
+  const full = held();
+  const watches = Array.from({ length: 20 }, async () => {
+    const stream = hookline.attemptLog.watchAttempts(
+      { tenantId: "crowded" },
+      {
+        ...auth,
+        signal: abort.signal,
+        onHeader: (headers) => {
+          if (headers.has("hookline-after-attempt-id") && ++live === 20) full.release(undefined);
+        },
+      },
+    );
+    for await (const _ of stream);
+  });
+  const context = await hookline.browser.newContext();
+  try {
+    await full.promise;
+    const page = await context.newPage();
+    await signIn(page, hookline.base, "crowded");
+    // Over Connect the refusal comes with headers; taking them for an open stream said Live and
+    // reset the backoff, so it retried every second for as long as the token was at its cap.
+    await page
+      .getByTestId("live-status")
+      .getByText(/Reconnecting in 2s/)
+      .waitFor();
+  } finally {
+    abort.abort();
+    await Promise.allSettled(watches);
+    await context.close();
   }
 });
 

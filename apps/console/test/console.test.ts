@@ -269,6 +269,13 @@ test("event types holding commas survive an edit of other fields, and are edited
   await row.getByRole("button", { name: "Save" }).click();
   await row.locator("dd.types code", { hasText: "order.refunded" }).waitFor();
   assert.deepEqual(await storedTypes("commas", id), ["order,created", "order.refunded"]);
+
+  // A line holding a space is one type, which the api refuses: not two types saved in its place.
+  await row.getByRole("button", { name: "Edit" }).click();
+  await row.getByLabel("Event types").fill("order created");
+  await row.getByRole("button", { name: "Save" }).click();
+  await row.getByText(/must not contain spaces/).waitFor();
+  assert.deepEqual(await storedTypes("commas", id), ["order,created", "order.refunded"]);
 });
 
 test("an endpoint created after Load more shows below the loaded pages, which stay", async () => {

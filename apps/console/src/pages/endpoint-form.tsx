@@ -124,7 +124,13 @@ export function EndpointForm({
   );
 }
 
-/** The event types typed one per line (any whitespace separates: a type cannot hold any). */
+/**
+ * The event types typed one per line. Only line breaks separate: a line holding a space stays one
+ * type, which the api refuses ("must not contain spaces") rather than the form saving two.
+ */
 export function splitTypes(text: string): string[] {
-  return text.split(/\s+/).filter((t) => t !== "");
+  return text
+    .split(/\r?\n/)
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
 }
