@@ -28,8 +28,8 @@ export interface DeliveryDeps {
    */
   afterAnswer(writes: () => Promise<void>): Promise<void>;
   /**
-   * True while this worker still holds the job (see DeliveryConsumer): a job the queue lost or
-   * handed to another worker sends nothing, and its delivery waits for the job that replaced it.
+   * True while this worker still holds the job (stillHeld in @hookline/queue): a job the queue
+   * lost or handed to another worker sends nothing; its delivery waits for the job that replaced it.
    */
   stillHeld(): Promise<boolean>;
   producer: Pick<DeliveryProducer, "enqueue">;
