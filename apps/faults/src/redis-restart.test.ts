@@ -8,19 +8,20 @@ import {
   servers,
   startOwnServers,
 } from "./backend.js";
-import { ENDPOINTS, runCluster } from "./cluster.js";
+import { ENDPOINTS, runCluster, stopWithin } from "./cluster.js";
 import { assertLedgerHolds } from "./run.js";
 import { trace, until } from "./stream.js";
 
 const EVENTS = 500;
 const CAP = endpointCap({ ...FAST_ENV, ...FIXED_CONCURRENCY });
 
-test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers reconnect alone", {
+test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers reconnect alone, one stopped meanwhile exits", {
   skip: !servers && "the embedded default has no Redis",
 }, async () => {
   const own: OwnServers = await startOwnServers();
   let before = new Map<string, number>();
   let waiting = 0;
+  let stoppedCleanly = false;
   try {
     const { run, verdict } = await runCluster({
       scenario: "3. Redis restarted empty",
@@ -45,8 +46,16 @@ test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers re
         // Deliveries owed but not yet requested: their jobs wait in the Redis about to be lost.
         waiting = run.stream.acked.size * ENDPOINTS - new Set(run.receiver.receipts.map((r) => r.key)).size;
         trace(`redis down: ${run.stream.acked.size} acked, ${waiting} deliveries waiting in the queue`);
-        await own.redis.restartEmpty(2000);
+        // A worker told to stop while Redis is down exits (BullMQ alone closed it for good).
+        const stopping = run.workers[0] ?? assert.fail("the run has workers");
+        let stopped: Promise<boolean> | undefined;
+        await own.redis.restartEmpty(2000, () => {
+          stopped = stopWithin(stopping, 15_000);
+        });
         run.faults.push({ kind: "Redis restarted empty", start, end: Date.now() });
+        stoppedCleanly = (await stopped) ?? false;
+        run.faults.push({ kind: "worker stopped while Redis was down", start, end: Date.now() });
+        run.workers[0] = await run.startWorker();
         // From here on the per-endpoint cap must hold again, across both workers.
         before = new Map(run.receiver.maxInFlight);
         run.receiver.resetMaxInFlight();
@@ -56,7 +65,8 @@ test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers re
     trace(`jobs fetched before the restart that sent nothing: ${notHeld.length}`);
     assertLedgerHolds(verdict);
     assert.ok(waiting > 20, `the restart lost queued jobs (${waiting} deliveries were waiting)`);
-    assert.deepEqual(run.exitedBeforeTeardown, [], "no process was restarted or died");
+    assert.ok(stoppedCleanly, "a worker stopped while Redis was down exited within 15 s of SIGTERM");
+    assert.deepEqual(run.exitedBeforeTeardown, [], "no process died");
     for (const [endpoint, max] of before)
       assert.ok(
         max <= CAP,

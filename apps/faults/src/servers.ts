@@ -82,8 +82,8 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
 /** A Redis of our own, without persistence: killing it and starting it again gives an empty one. */
 export interface ThrowawayRedis {
   readonly url: string;
-  /** SIGKILL, down for downMs, then a new empty server on the same port. */
-  restartEmpty(downMs: number): Promise<void>;
+  /** SIGKILL, down for downMs (whileDown runs then), then a new empty server on the same port. */
+  restartEmpty(downMs: number, whileDown?: () => void): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -125,8 +125,9 @@ export async function startRedis(): Promise<ThrowawayRedis> {
   const unreap = reapOnExit(() => rmSync(dir, { recursive: true, force: true }));
   return {
     url: `redis://127.0.0.1:${port}/0`,
-    async restartEmpty(downMs) {
+    async restartEmpty(downMs, whileDown) {
       await kill();
+      whileDown?.();
       await new Promise((resolve) => setTimeout(resolve, downMs));
       await launch();
     },

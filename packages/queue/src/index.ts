@@ -11,12 +11,8 @@ export {
   type QueueBackendOptions,
   type RedisBackend,
 } from "./backend.js";
-export {
-  type ConsumerOptions,
-  DeliveryConsumer,
-  type DeliveryProcessor,
-  type QueueDemand,
-} from "./consumer.js";
+export { DeliveryConsumer } from "./consumer.js";
+export type { ConsumerOptions, DeliveryProcessor, QueueDemand } from "./consumer-options.js";
 export { openQueueHandle, openWorker } from "./handles.js";
 export { rateWindow } from "./limits.js";
 export {

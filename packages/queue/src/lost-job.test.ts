@@ -82,9 +82,7 @@ test("a job that outlived a Redis restarted empty is told it is no longer held; 
   } finally {
     jobs.letGo("dl_blip");
     jobs.letGo("dl_lost");
-    // Not awaited: BullMQ's Worker.close() can wait for good after its blocking connection went
-    // through an outage (3 runs in 6 here, the blip alone); the run's --test-force-exit ends it.
-    void consumer.close();
+    await consumer.close();
     await producer.close();
     direct.disconnect();
     await dispose();

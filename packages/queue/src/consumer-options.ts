@@ -1,0 +1,53 @@
+import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
+
+/**
+ * Runs one job. `held` resolves true while this process still holds the job (see stillHeld): the
+ * processor asks just before the attempt's request, which must go out only as a job counted.
+ */
+export type DeliveryProcessor = (
+  job: DeliveryJobData,
+  queueName: string,
+  held: () => Promise<boolean>,
+) => Promise<void>;
+
+/** A queue with work due at dueAt (ms since the epoch), and the limits it enforces. */
+export interface QueueDemand {
+  queue: string;
+  dueAt: number;
+  limits: QueueLimits;
+  /** The endpoint it serves (none for a lane). */
+  endpoint?: EndpointRef | undefined;
+}
+
+export interface ConsumerOptions {
+  /** Queues this process serves at once; each holds a connection while open. */
+  maxOpenQueues: number;
+  /** An open queue with nothing in flight for this long is closed. */
+  idleCloseMs: number;
+  /** A busy queue yields its place to a waiting one after this long, when all places are taken. */
+  turnMs: number;
+  /**
+   * Lock lifetime of an in-flight job. A live worker renews it at half this (an attempt may run
+   * longer); a dead one's jobs are found by the others' stalled checks, run at half this too.
+   */
+  stalledAfterMs: number;
+  /**
+   * A Worker's close not ended this long after its last job is no longer waited for (it goes on,
+   * ending when the queue backend is back; see closeWorker). 5 s by default.
+   */
+  closeGraceMs?: number;
+  onError?: (error: Error, queueName: string) => void;
+  /** A job whose lock lapsed (its worker died or was starved of CPU) was put back to run again. */
+  onStalled?: (jobId: string, queueName: string) => void;
+  /**
+   * Processing a job threw: our own infrastructure failed (the store or the queue), not the
+   * endpoint. BullMQ runs it again after a backoff, so an attempt it had sent may be sent twice.
+   */
+  onJobFailed?: (jobId: string, error: Error, queueName: string) => void;
+  /**
+   * True while writes that follow this queue's finished jobs are pending (the worker records an
+   * attempt after its job ends): its overdue deliveries are those, not a stalled job's.
+   */
+  writesPending?: (queueName: string) => boolean;
+  now?: () => number;
+}
