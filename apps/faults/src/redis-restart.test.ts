@@ -22,6 +22,7 @@ test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers re
   let before = new Map<string, number>();
   let waiting = 0;
   let stoppedCleanly = false;
+  let stoppedLog: string[] = [];
   try {
     const { run, verdict } = await runCluster({
       scenario: "3. Redis restarted empty",
@@ -53,15 +54,17 @@ test("Redis restarted empty mid-run: the sweeper rebuilds the queues, workers re
           stopped = stopWithin(stopping, 15_000);
         });
         run.faults.push({ kind: "Redis restarted empty", start, end: Date.now() });
-        stoppedCleanly = (await stopped) ?? false;
-        run.faults.push({ kind: "worker stopped while Redis was down", start, end: Date.now() });
-        run.workers[0] = await run.startWorker();
-        // From here on the per-endpoint cap must hold again, across both workers.
+        // From here on the per-endpoint cap must hold again, across the workers.
         before = new Map(run.receiver.maxInFlight);
         run.receiver.resetMaxInFlight();
+        stoppedCleanly = (await stopped) ?? false;
+        run.faults.push({ kind: "worker stopped while Redis was down", start, end: Date.now() });
+        stoppedLog = stopping.log;
+        run.workers[0] = await run.startWorker();
       },
     });
-    const notHeld = run.workers.flatMap((w) => w.log).filter((line) => line.includes("no longer held"));
+    const logs = [...stoppedLog, ...run.workers.flatMap((w) => w.log)];
+    const notHeld = logs.filter((line) => line.includes("no longer held"));
     trace(`jobs fetched before the restart that sent nothing: ${notHeld.length}`);
     assertLedgerHolds(verdict);
     assert.ok(waiting > 20, `the restart lost queued jobs (${waiting} deliveries were waiting)`);

@@ -252,20 +252,16 @@ export class DeliveryConsumer {
       this.backend,
       item.queue,
       async (job: Job<DeliveryJobData>, token?: string) => {
-        const entry = this.open.get(item.queue);
-        if (entry) {
-          entry.inFlight += 1;
-          entry.served += 1;
-          entry.drained = false;
-        }
+        // This Worker's own entry, though released: its close waits on the count (closeWorker).
+        entry.inFlight += 1;
+        entry.served += 1;
+        entry.drained = false;
         const held = () => stillHeld(this.backend, job, token, this.options.stalledAfterMs);
         try {
           await this.processor(job.data, item.queue, held);
         } finally {
-          if (entry) {
-            entry.inFlight -= 1;
-            entry.lastBusyAt = this.now();
-          }
+          entry.inFlight -= 1;
+          entry.lastBusyAt = this.now();
         }
       },
       {
@@ -345,9 +341,10 @@ export class DeliveryConsumer {
     const open = this.open.get(name);
     if (!open) return;
     this.open.delete(name);
-    const closing = closeWorker(this.backend, open.worker, open, this.options.closeGraceMs ?? 5000, this.now)
+    const graceMs = this.options.closeGraceMs ?? 5000;
+    const closing = closeWorker(this.backend, open.worker, open, graceMs, this.now)
       .then((outcome) => {
-        if (outcome === "still-closing") throw new WorkerStillClosingError(name);
+        if (outcome === "still-closing") throw new WorkerStillClosingError(name, graceMs);
       })
       .catch((error: Error) => this.options.onError?.(error, name))
       .finally(() => this.closing.delete(closing));

@@ -72,3 +72,17 @@ test("a Worker whose jobs are done is no longer waited for while Redis stays awa
     await dispose();
   }
 });
+
+test("a Worker opened while Redis is away closes at once", { skip, timeout: 20_000 }, async () => {
+  const { queues, relay, dispose } = await queuesBehindRelay(settings);
+  try {
+    await relay.goDown();
+    const worker = openWorker(queues, "close-test", async () => {}, { autorun: false, concurrency: 1 });
+    worker.on("error", () => {});
+    void worker.run().catch(() => {});
+    assert.equal(await closeWorker(queues, worker, noJobs, 60_000), "closed");
+  } finally {
+    await relay.comeBack();
+    await dispose();
+  }
+});

@@ -19,7 +19,8 @@ export type WorkerCloseOutcome = "closed" | "still-closing";
  * no socket, so the "end" the close awaits never comes. So the close waits for that client to be
  * back first. While Redis stays away that is for good: the close is then given up once the Worker
  * has had no job in flight for `graceMs` (its jobs are done; only its connections are left), and
- * goes on in the background, ending when Redis is back. A process exiting then loses nothing.
+ * goes on in the background, ending when Redis is back. A process exiting then loses nothing. The
+ * same bound holds on the PostgreSQL backend, whose close has no such known trap.
  */
 export async function closeWorker(
   backend: QueueBackend,
@@ -28,9 +29,11 @@ export async function closeWorker(
   graceMs: number,
   now: () => number = Date.now,
 ): Promise<WorkerCloseOutcome> {
-  const closed = (backend.kind === "redis" ? blockingClientBack(worker) : Promise.resolve()).then(() =>
-    worker.close(),
-  );
+  // Takes no more jobs from now on, though close() may wait (pause(true) leaves the connections be).
+  void worker.pause(true).catch(() => {});
+  const closed = (backend.kind === "redis" ? blockingClientBack(worker) : Promise.resolve())
+    .catch(() => {})
+    .then(() => worker.close());
   let timer: NodeJS.Timeout | undefined;
   const startedAt = now();
   const idle = new Promise<"still-closing">((resolve) => {
@@ -52,8 +55,11 @@ export async function closeWorker(
 
 /** Resolves when the Worker's blocking client is not between retries (at once, mostly). */
 async function blockingClientBack(worker: Worker): Promise<"back"> {
-  const client = await worker.backend.blockingConnection?.client;
-  if (client?.status !== "reconnecting") return "back";
+  const connection = worker.backend.blockingConnection;
+  // Never set up (Redis away since the Worker opened): BullMQ's close ends the set-up at once.
+  if (!worker.isRunning() || connection?.status !== "ready") return "back";
+  const client = await connection.client;
+  if (client.status !== "reconnecting") return "back";
   return new Promise((resolve) => {
     const back = () => {
       client.removeListener("ready", back);
@@ -67,8 +73,13 @@ async function blockingClientBack(worker: Worker): Promise<"back"> {
 
 /** closeWorker gave up waiting for a queue's Worker: its jobs are done, its close goes on. */
 export class WorkerStillClosingError extends Error {
-  constructor(readonly queueName: string) {
-    super("its BullMQ Worker is still closing, its jobs done; it ends once the queue backend is back");
+  constructor(
+    readonly queueName: string,
+    graceMs: number,
+  ) {
+    super(
+      `its BullMQ Worker has not closed ${graceMs} ms after its last job; it goes on closing in the background`,
+    );
     this.name = "WorkerStillClosingError";
   }
 }
