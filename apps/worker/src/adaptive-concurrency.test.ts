@@ -8,25 +8,53 @@ import { AdaptiveConcurrency } from "./adaptive-concurrency.js";
 function harness() {
   const inQueue = new Map<string, number>();
   const applied: { queue: string; limits: QueueLimits }[] = [];
+  const inFlightAcrossProcesses = { value: 0 };
   let clock = 1_000_000;
-  const adaptive = new AdaptiveConcurrency({
+  const writes: Promise<void>[] = [];
+  const adaptive: AdaptiveConcurrency = new AdaptiveConcurrency({
     max: 50,
     now: () => clock,
     readConcurrency: async (queue) => inQueue.get(queue),
+    readInFlight: async () => inFlightAcrossProcesses.value,
     writeQueueLimits: async (queue, limits) => {
       inQueue.set(queue, limits.maxInFlight);
     },
-    apply: (queue, limits) => applied.push({ queue, limits }),
+    // As the consumer does: it enforces the new limit and writes it through the adaptive writer.
+    apply: (queue, limits) => {
+      applied.push({ queue, limits });
+      writes.push(adaptive.writeQueueLimits(queue, limits));
+    },
     isOpen: () => true,
   });
   return {
     adaptive,
     inQueue,
     applied,
+    inFlightAcrossProcesses,
     tick: (ms: number) => {
       clock += ms;
     },
+    /** Waits for the writes (and reads) the changes so far started. */
+    settled: async () => {
+      while (writes.length > 0) await writes.shift();
+      await new Promise((resolve) => setImmediate(resolve));
+    },
   };
+}
+
+const ok: AttemptOutcome = {
+  kind: "response",
+  status: 200,
+  body: "",
+  retryAfterMs: undefined,
+  durationMs: 5,
+};
+
+/** One window of an adaptive queue at limit n: n attempts started together, all answered 200. */
+async function calmWindow(h: ReturnType<typeof harness>, queue: string, n: number): Promise<void> {
+  h.tick(1000);
+  await Promise.all(Array.from({ length: n }, () => h.adaptive.track(queue, async () => ok)));
+  await h.settled();
 }
 
 const tooMany: AttemptOutcome = {
@@ -56,4 +84,42 @@ test("an endpoint that now sets its own max_in_flight is not overwritten by what
   assert.equal(h.applied.length, 1, "nothing learned is applied any more");
   assert.equal(h.inQueue.get("q"), 5);
   assert.deepEqual(h.adaptive.limits(), [], "and the gauge no longer shows a learned limit for it");
+});
+
+test("a rise learned here does not undo a cut another worker process wrote meanwhile; a higher limit it follows", async () => {
+  const h = harness();
+  const limits: QueueLimits = { maxInFlight: 4, adaptive: true };
+  h.adaptive.resolve("q", limits);
+  await h.adaptive.writeQueueLimits("q", limits);
+  assert.equal(h.inQueue.get("q"), 4);
+  // Control: with no other writer, a calm window at 4 in flight doubles the limit (slow start).
+  await calmWindow(h, "q", 4);
+  assert.equal(h.inQueue.get("q"), 8);
+
+  // Another process got 429s and cut the queue's limit to 2; this one's next window rises.
+  h.inQueue.set("q", 2);
+  await calmWindow(h, "q", 8);
+  assert.equal(h.inQueue.get("q"), 2, "the cut stands");
+  assert.equal(h.applied.at(-1)?.limits.maxInFlight, 2, "and this process enforces it too");
+
+  // Another process has learned 30; this one's next rise follows it rather than pulling it back.
+  h.inQueue.set("q", 30);
+  await calmWindow(h, "q", 2);
+  assert.equal(h.inQueue.get("q"), 30);
+  assert.equal(h.applied.at(-1)?.limits.maxInFlight, 30);
+});
+
+test("a worker process holding few of a queue's attempts grows its limit while the others fill it", async () => {
+  const h = harness();
+  const limits: QueueLimits = { maxInFlight: 4, adaptive: true };
+  h.adaptive.resolve("q", limits);
+  await h.adaptive.writeQueueLimits("q", limits);
+  // One attempt at a time here: alone, that says nothing about 4.
+  h.inFlightAcrossProcesses.value = 1;
+  for (let i = 0; i < 4; i++) await calmWindow(h, "q", 1);
+  assert.equal(h.inQueue.get("q"), 4, "nobody else fills it: it stays");
+  // The other processes hold the rest: the queue has 4 in flight across processes.
+  h.inFlightAcrossProcesses.value = 4;
+  for (let i = 0; i < 4; i++) await calmWindow(h, "q", 1);
+  assert.equal(h.inQueue.get("q"), 8);
 });

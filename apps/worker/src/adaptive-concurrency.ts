@@ -7,6 +7,8 @@ export interface AdaptiveConcurrencyDeps {
   now(): number;
   /** The queue's global concurrency as the last writer (any worker process) left it. */
   readConcurrency(queue: string): Promise<number | undefined>;
+  /** The queue's jobs in flight now, across every worker process. */
+  readInFlight(queue: string): Promise<number>;
   /** Writes limits into a queue (the producer's handles). */
   writeQueueLimits(queue: string, limits: QueueLimits): Promise<void>;
   /** The queue's limit changed: the consumer applies it (locally and in the queue). */
@@ -19,9 +21,14 @@ interface Entry {
   limiter: AdaptiveLimit;
   /** The queue's limits as the store gives them (the rate), with adaptive set. */
   base: QueueLimits;
-  /** False until the limit was read from the queue, where other worker processes left it. */
-  seeded: boolean;
+  /**
+   * The limit in the queue as this process last read or wrote it; undefined until it first read
+   * it, where other worker processes left it.
+   */
+  known: number | undefined;
   inFlight: number;
+  /** A read of the queue's attempts in flight across processes is under way (see track). */
+  readingUse: boolean;
 }
 
 /** How often limits of queues no longer open here are dropped. */
@@ -31,8 +38,9 @@ const PRUNE_EVERY_MS = 10_000;
  * The adaptive limits of the queues this process serves. Each queue's limit lives in the queue
  * itself as its BullMQ global concurrency, so it holds across every worker process: a process
  * that opens a queue starts from the limit found there, and writes each change it learns back.
- * Processes serving one endpoint see the same answers, so their limits move together; the queue
- * holds the latest write.
+ * Processes serving one endpoint see the same answers, so their limits move together; a rise
+ * reads the queue before it is written (see writeQueueLimits), and a process holding less than
+ * half the limit asks the queue whether the others fill it (see readUse).
  */
 export class AdaptiveConcurrency {
   private readonly entries = new Map<string, Entry>();
@@ -58,7 +66,10 @@ export class AdaptiveConcurrency {
 
   /**
    * Writes limits into a queue (the consumer's writer). The first write of an adaptive queue
-   * starts from the limit already in the queue, learned by whichever process served it last.
+   * starts from the limit already in the queue, learned by whichever process served it last. A
+   * rise learned here reads the queue first: another process serving it may have cut the limit
+   * since (a 429 it got), which the rise must not undo, or raised it further, which this process
+   * then follows. Cuts are written as they are.
    */
   async writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
     if (!limits.adaptive) {
@@ -67,13 +78,16 @@ export class AdaptiveConcurrency {
     }
     const entry = this.entry(queue, limits);
     let adopted = false;
-    if (!entry.seeded) {
+    if (entry.known === undefined || entry.limiter.limit > entry.known) {
       const shared = await this.deps.readConcurrency(queue);
-      entry.seeded = true;
-      adopted = shared !== undefined && entry.limiter.adopt(shared);
+      const moved =
+        entry.known === undefined ||
+        (shared !== undefined && (shared < entry.known || shared > entry.limiter.limit));
+      if (shared !== undefined && moved) adopted = entry.limiter.adopt(shared);
     }
+    entry.known = entry.limiter.limit;
     await this.deps.writeQueueLimits(queue, { ...limits, maxInFlight: entry.limiter.limit });
-    // The consumer was given the start value: it applies the adopted limit locally too.
+    // The consumer was given another value: it applies the adopted limit locally too.
     if (adopted) this.deps.apply(queue, this.resolve(queue, entry.base));
   }
 
@@ -98,8 +112,8 @@ export class AdaptiveConcurrency {
         signal: loadSignalOf(outcome),
         inFlight,
       };
-      if (entry.limiter.observe(sample) && this.entries.get(queue) === entry)
-        this.deps.apply(queue, this.resolve(queue, entry.base));
+      if (entry.limiter.observe(sample)) this.changed(queue, entry);
+      else if (entry.limiter.wantsUseAcrossProcesses) void this.readUse(queue, entry);
     } finally {
       entry.inFlight -= 1;
     }
@@ -115,6 +129,23 @@ export class AdaptiveConcurrency {
     clearInterval(this.pruner);
   }
 
+  private changed(queue: string, entry: Entry): void {
+    if (this.entries.get(queue) === entry) this.deps.apply(queue, this.resolve(queue, entry.base));
+  }
+
+  /** Asks the queue how many of its attempts are in flight across processes (see AdaptiveLimit). */
+  private async readUse(queue: string, entry: Entry): Promise<void> {
+    if (entry.readingUse) return;
+    entry.readingUse = true;
+    try {
+      if (entry.limiter.usedAcrossProcesses(await this.deps.readInFlight(queue))) this.changed(queue, entry);
+    } catch {
+      // The queue backend is away: the next window asks again.
+    } finally {
+      entry.readingUse = false;
+    }
+  }
+
   private entry(queue: string, limits: QueueLimits): Entry {
     let entry = this.entries.get(queue);
     if (!entry) {
@@ -122,8 +153,9 @@ export class AdaptiveConcurrency {
       entry = {
         limiter: new AdaptiveLimit(settings, this.deps.now),
         base: limits,
-        seeded: false,
+        known: undefined,
         inFlight: 0,
+        readingUse: false,
       };
       this.entries.set(queue, entry);
     }

@@ -114,6 +114,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     max: deps.maxEndpointConcurrency ?? 50,
     now,
     readConcurrency: (queue) => deps.producer.readConcurrency(queue),
+    readInFlight: (queue) => deps.producer.readInFlight(queue),
     writeQueueLimits: (queue, limits) => deps.producer.writeQueueLimits(queue, limits),
     apply: (queue, limits) => consumer.updateLimits([{ queue, limits }]),
     isOpen: (queue) => consumer.isOpen(queue),

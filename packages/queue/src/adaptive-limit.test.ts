@@ -304,6 +304,38 @@ test("a limit in no real use does not grow", () => {
   assert.equal(limiter.limit, 4, "one attempt at a time says nothing about four or more");
 });
 
+test("a limit this process holds a third of grows only while the queue's attempts across processes fill it", () => {
+  // Three worker processes share the queue's limit: each has about a third of it in flight.
+  const serve = (acrossProcesses: (limit: number) => number) => {
+    let now = 0;
+    const limiter = new AdaptiveLimit(SETTINGS, () => now);
+    for (let i = 0; i < 3_000; i++) {
+      now += 2;
+      const sample = {
+        startedAt: now - 10,
+        sentUnder: limiter.current,
+        latencyMs: 10,
+        signal: "ok" as const,
+        inFlight: Math.ceil(limiter.limit / 3),
+      };
+      if (!limiter.observe(sample) && limiter.wantsUseAcrossProcesses)
+        limiter.usedAcrossProcesses(acrossProcesses(limiter.limit));
+    }
+    return limiter.limit;
+  };
+  assert.equal(
+    serve((limit) => limit),
+    50,
+    "the three together fill it: it grows to the ceiling",
+  );
+  // 4 in flight of 8 would prove 8 used; a third of 8 (3) does not.
+  assert.equal(
+    serve((limit) => Math.ceil(limit / 3)),
+    8,
+    "nobody else uses the rest: it stops at 8",
+  );
+});
+
 test("answers that say nothing about load (a 404) change nothing", () => {
   let now = 0;
   const limiter = new AdaptiveLimit(SETTINGS, () => now);

@@ -115,6 +115,8 @@ export class AdaptiveLimit {
   /** The limit at which the endpoint last showed overload; undefined once it has taken more. */
   private overloadedAt: number | undefined;
   private calmWindows = 0;
+  /** The epoch whose last window would have grown the limit, but for this process's use of it. */
+  private unusedHereAt: number | undefined;
   /** Steps up to this or above wait for PROBE_WINDOWS calm windows and probeWaitMs. */
   private patientFrom = Number.POSITIVE_INFINITY;
   /** How long to hold before such a step. */
@@ -195,11 +197,34 @@ export class AdaptiveLimit {
       const next = this.clamp(Math.floor(this.value * ratio));
       return this.cut(ratio, Math.min(MAX_PROBE_WAIT_MS, PROBE_PATIENCE * tookMs), next + 1);
     }
-    if (!used) return false;
     // Failures not yet judged at this limit (too few settled): growing now would outrun the
     // judgement, and an endpoint failing most requests would climb while its answers settle.
     if (answered < count && this.level.settledSince < this.value) return false;
+    if (!used) {
+      // Other processes may hold the rest of the limit: usedAcrossProcesses can tell.
+      this.unusedHereAt = this.epoch;
+      return false;
+    }
     return this.grow();
+  }
+
+  /**
+   * True when the last window would have grown the limit, had this process alone had half of it
+   * in flight. Worker processes serving one queue share its limit, so with three or more none may
+   * ever hold half of it: the queue's count of attempts in flight, across processes, decides then.
+   */
+  get wantsUseAcrossProcesses(): boolean {
+    return this.unusedHereAt === this.epoch;
+  }
+
+  /**
+   * Gives the queue's attempts in flight across processes, read after such a window: grows the
+   * limit as a window used here would, when they fill half of it. True when the limit changed.
+   */
+  usedAcrossProcesses(inFlight: number): boolean {
+    if (this.unusedHereAt !== this.epoch) return false;
+    this.unusedHereAt = undefined;
+    return inFlight * 2 >= this.value && this.grow();
   }
 
   /**

@@ -187,3 +187,28 @@ test("a job BullMQ gave up on counts as no job, so the attempt can be added agai
     await once.close();
   }
 });
+
+test("a queue's jobs in flight are counted across every worker that took one", async () => {
+  const endpoint = { tenantId: "t", endpointId: "in-flight" };
+  const items = [1, 2, 3].map((n) => ({
+    ...endpoint,
+    deliveryId: deliveryIdFor("t", `e:in-flight:${n}`, endpoint.endpointId),
+    attemptNumber: 1,
+  }));
+  const queue = routing.queueOf(endpoint);
+  // Two workers (as if in two processes), taking jobs by hand: nothing finishes them meanwhile.
+  const [one, two] = [1, 2].map(() => openWorker(queues, queue, async () => {}, { autorun: false }));
+  assert.ok(one && two);
+  try {
+    await producer.enqueue(items);
+    assert.equal(await producer.readInFlight(queue), 0);
+    const first = await one.getNextJob("one", { block: false });
+    await one.getNextJob("one", { block: false });
+    await two.getNextJob("two", { block: false });
+    assert.equal(await producer.readInFlight(queue), 3);
+    await first?.moveToCompleted("done", "one", false);
+    assert.equal(await producer.readInFlight(queue), 2);
+  } finally {
+    await Promise.all([one.close(true), two.close(true)]);
+  }
+});

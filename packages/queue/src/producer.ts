@@ -208,6 +208,11 @@ export class DeliveryProducer {
     return this.using(queue, readConcurrency);
   }
 
+  /** A queue's jobs in flight now, across every worker process. */
+  readInFlight(queue: string): Promise<number> {
+    return this.using(queue, (handle) => handle.getActiveCount());
+  }
+
   /** Writes limits into one queue, through the same handles the producer adds jobs with. */
   writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
     return this.using(queue, (handle) => writeQueueLimits(handle, limits));
