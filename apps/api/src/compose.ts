@@ -61,6 +61,9 @@ export async function startApiFromConfig(
         generateSecret: () => generateSecret(),
         // Workers, in this process or others, serve a new endpoint's queue at once, not at their next scan.
         onEndpointsChanged: () => infra.signals.endpointsChanged.publish(),
+        ...(hooks.metrics && {
+          onCancelled: (count: number) => hooks.metrics?.deliveries.inc({ outcome: "cancelled" }, count),
+        }),
         checkStore: () => ping(infra.store.db),
         log,
         stopping: stopping.signal,

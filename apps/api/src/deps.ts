@@ -25,6 +25,8 @@ export interface ApiDeps {
   /** Signs and checks portal links (HOOKLINE_PORTAL_KEY, or a random key per process). */
   portalKey: Buffer;
   generateSecret(): string;
+  /** Told how many pending deliveries a call cancelled (DeleteEndpoint), for the metrics. */
+  onCancelled?: (count: number) => void;
   /** Told when an endpoint appears or comes back, so that workers serve it at once. */
   onEndpointsChanged?: () => void;
   /** Whether the store answers now; gRPC health reports NOT_SERVING while it does not. */

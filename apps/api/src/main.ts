@@ -18,15 +18,18 @@ await runMain(log, async () => {
   }
   const infra = await openInfrastructure(config, log);
   let server: ApiServer | undefined;
-  const metrics = createProcessMetrics(
-    infra.producer.routing,
-    infra.store.db,
-    () => server?.openStreams ?? 0,
-  );
+  const metrics = createProcessMetrics({
+    routing: infra.producer.routing,
+    db: infra.store.db,
+    log,
+    backlogEveryMs: config.metricsBacklogEveryMs,
+    openStreams: () => server?.openStreams ?? 0,
+  });
+  // First: a metrics address in use stops the api before it takes a call.
+  const metricsServer = await serveMetricsIfConfigured(config, metrics);
   server = await startApiFromConfig(config, infra, log, { metrics });
   // The metrics read openStreams before the server exists; from here on it always does.
   const running = server;
-  const metricsServer = await serveMetricsIfConfigured(config, metrics);
   log.info("api listening", {
     address: `${running.host}:${running.port}`,
     queue: infra.queueBackend.kind,

@@ -9,6 +9,8 @@ const settings = readTestSettings(process.env);
 
 const shared = sharedTestService(settings, {
   HOOKLINE_METRICS_ADDR: "127.0.0.1:0",
+  // Every scrape reads the backlog afresh: the test changes it between scrapes.
+  HOOKLINE_METRICS_BACKLOG_EVERY: "0s",
   HOOKLINE_RETRY_SCHEDULE: "20ms",
   HOOKLINE_SWEEP_INTERVAL: "1h",
   HOOKLINE_SWEEP_GRACE: "0ms",
@@ -74,6 +76,25 @@ test("/metrics counts deliveries by outcome, attempts by status class, durations
 
   await watchThenLeave("m");
   await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 0);
+});
+
+test("/metrics counts deliveries cancelled with their endpoint as cancelled", async () => {
+  const receiver = await shared.receiver();
+  // One start a day: the first delivery goes out, the other three wait in the queue.
+  await shared.svc.endpoints.createEndpoint({
+    tenantId: "c",
+    id: "slow",
+    url: receiver.url,
+    eventTypes: ["a"],
+    rateLimitPerSecond: 1 / 86_400,
+  });
+  for (const n of [1, 2, 3, 4])
+    await shared.svc.emit.emit({ tenantId: "c", eventId: `c${n}`, eventType: "a", dataJson: "{}" });
+  await receiver.waitForRequests(1);
+  const cancelled = 'hookline_deliveries_total{outcome="cancelled"}';
+  const before = value(await scrape(), cancelled) ?? 0;
+  await shared.svc.endpoints.deleteEndpoint({ tenantId: "c", id: "slow" });
+  assert.equal((value(await scrape(), cancelled) ?? 0) - before, 3);
 });
 
 test("/metrics counts RPCs by method and code over gRPC and Connect, and times the unary ones", async () => {
@@ -148,6 +169,8 @@ test("/metrics shows how long after they were due attempts started: first attemp
   // own for seconds after their test, and the histogram has no tenant to tell them apart.
   const svc = await startTestService(settings, {
     HOOKLINE_METRICS_ADDR: "127.0.0.1:0",
+    // Every scrape reads the backlog afresh: the test changes it between scrapes.
+    HOOKLINE_METRICS_BACKLOG_EVERY: "0s",
     HOOKLINE_RETRY_SCHEDULE: "20ms",
   });
   // Fails once, then answers 200: a first attempt and a retry, then a resend asked for by hand.

@@ -26,16 +26,25 @@ export interface Service {
 export async function startService(config: HooklineConfig, log: Logger): Promise<Service> {
   const infra = await openInfrastructure(config, log);
   let worker: RunningWorker | undefined;
+  let api: ApiServer | undefined;
+  let metricsServer: Awaited<ReturnType<typeof serveMetricsIfConfigured>>;
   try {
     // The worker and the api tell each other through infra.signals: at once in process, and on a
     // real PostgreSQL also to other processes sharing the database.
-    let api: ApiServer | undefined;
-    const metrics = createProcessMetrics(infra.producer.routing, infra.store.db, () => api?.openStreams ?? 0);
+    const metrics = createProcessMetrics({
+      routing: infra.producer.routing,
+      db: infra.store.db,
+      log,
+      backlogEveryMs: config.metricsBacklogEveryMs,
+      openStreams: () => api?.openStreams ?? 0,
+    });
+    // First: a metrics address in use stops the service before it takes a call.
+    metricsServer = await serveMetricsIfConfigured(config, metrics);
     worker = await startWorkerFromConfig(config, infra, log, { metrics });
     const running = worker;
     api = await startApiFromConfig(config, infra, log, { metrics });
-    const metricsServer = await serveMetricsIfConfigured(config, metrics);
     const runningApi = api;
+    const runningMetrics = metricsServer;
     let closed: Promise<void> | undefined;
     return {
       api: runningApi,
@@ -43,13 +52,13 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
       infra,
       metrics,
       address: `${runningApi.host}:${runningApi.port}`,
-      metricsPort: metricsServer?.port,
+      metricsPort: runningMetrics?.port,
       close() {
         // Stop taking calls, then let in-flight attempts finish, then release connections. The
         // api is told first, as close() is called (see ApiServer.close).
         closed ??= (async () => {
           await runningApi.close();
-          await metricsServer?.close();
+          await runningMetrics?.close();
           await running.close();
           await infra.close();
         })();
@@ -57,6 +66,8 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
       },
     };
   } catch (error) {
+    await api?.close();
+    await metricsServer?.close();
     await worker?.close();
     await infra.close();
     throw error;

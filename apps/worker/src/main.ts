@@ -23,7 +23,12 @@ await runMain(log, async () => {
     config.workerHealth && (await startHealthServer({ ...config.workerHealth, readiness: () => readiness }));
   if (health) log.info("worker health listening", { address: `${health.host}:${health.port}` });
   const infra = await openInfrastructure(config, log);
-  const metrics = createProcessMetrics(infra.producer.routing, infra.store.db);
+  const metrics = createProcessMetrics({
+    routing: infra.producer.routing,
+    db: infra.store.db,
+    log,
+    backlogEveryMs: config.metricsBacklogEveryMs,
+  });
   const metricsServer = await serveMetricsIfConfigured(config, metrics);
   const worker = await startWorkerFromConfig(config, infra, log, { metrics });
   readiness = workerReadiness(infra);

@@ -130,7 +130,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             loadWork: (id) => loader.add(id),
             recordAttempt: (result) => recorder.add(result),
             cancel: async (id) => {
-              await cancelDeliveries(deps.db, [id], new Date(now()));
+              const cancelled = await cancelDeliveries(deps.db, [id], new Date(now()));
+              if (cancelled.length > 0)
+                deps.metrics?.deliveries.inc({ outcome: "cancelled" }, cancelled.length);
             },
             afterAnswer: (writes) => deferred.run({ queue, deliveryId: job.deliveryId }, writes),
             stillHeld: async () => {

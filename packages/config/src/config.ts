@@ -31,6 +31,8 @@ export interface HooklineConfig {
   insecureNoAuth: boolean;
   /** Where this process serves Prometheus /metrics; undefined (the default) serves none. */
   metrics: { host: string; port: number } | undefined;
+  /** HOOKLINE_METRICS_BACKLOG_EVERY: how long the metrics reuse one read of the store's backlog. */
+  metricsBacklogEveryMs: number;
   /** Where a worker process answers /healthz and /readyz; undefined (the default) serves none. */
   workerHealth: { host: string; port: number } | undefined;
   queue: {
@@ -218,6 +220,7 @@ export function loadConfig(env: Env): HooklineConfig {
     insecureNoAuth,
     workerHealth,
     metrics: read("HOOKLINE_METRICS_ADDR", "", (text) => (text === "" ? undefined : parseAddress(text))),
+    metricsBacklogEveryMs: read("HOOKLINE_METRICS_BACKLOG_EVERY", "15s", duration),
     queue: {
       prefix,
       endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "adaptive", (text) =>

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { type BacklogGaugeOptions, registerBacklogGauges } from "./backlog-gauges.js";
 
 /** Where an attempt's result falls, as a low-cardinality label. */
 export type StatusClass = "2xx" | "3xx" | "4xx" | "5xx" | "no_response";
@@ -9,13 +10,6 @@ export function statusClassOf(status: number): StatusClass {
   if (status >= 400 && status < 500) return "4xx";
   if (status >= 500 && status < 600) return "5xx";
   return "no_response";
-}
-
-/** A queue's backlog, read from the store when Prometheus scrapes. */
-export interface QueueBacklog {
-  queue: string;
-  pending: number;
-  oldestPendingAgeSeconds: number;
 }
 
 /** Hookline's Prometheus metrics for one process; every process builds its own registry. */
@@ -69,39 +63,10 @@ export class HooklineMetrics {
     registers: [this.registry],
   });
 
-  constructor(options: { backlog?: () => Promise<QueueBacklog[]>; openStreams?: () => number } = {}) {
+  constructor(options: { backlog?: BacklogGaugeOptions; openStreams?: () => number } = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: "hookline_" });
     const { backlog, openStreams } = options;
-    if (backlog) {
-      // Both gauges come from one store query per scrape.
-      let latest: Promise<QueueBacklog[]> | undefined;
-      const read = () => {
-        latest ??= backlog().finally(() => {
-          latest = undefined;
-        });
-        return latest;
-      };
-      new Gauge({
-        name: "hookline_queue_depth",
-        help: "Pending deliveries per queue (endpoint or lane).",
-        labelNames: ["queue"] as const,
-        registers: [this.registry],
-        async collect() {
-          this.reset();
-          for (const row of await read()) this.set({ queue: row.queue }, row.pending);
-        },
-      });
-      new Gauge({
-        name: "hookline_oldest_pending_age_seconds",
-        help: "Age of the oldest pending delivery per queue, from its due time.",
-        labelNames: ["queue"] as const,
-        registers: [this.registry],
-        async collect() {
-          this.reset();
-          for (const row of await read()) this.set({ queue: row.queue }, row.oldestPendingAgeSeconds);
-        },
-      });
-    }
+    if (backlog) registerBacklogGauges(this.registry, backlog);
     if (openStreams) {
       this.readAtScrape(
         "hookline_watch_streams_open",

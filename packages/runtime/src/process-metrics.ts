@@ -2,29 +2,45 @@ import type { HooklineConfig } from "@hookline/config";
 import { HooklineMetrics, serveMetrics } from "@hookline/metrics";
 import type { QueueRouting } from "@hookline/queue";
 import { pendingByEndpoint, type StoreDb } from "@hookline/store";
+import type { Logger } from "./logger.js";
 
 /** This process's metrics: the backlog per queue read from the store, and open streams if it serves any. */
-export function createProcessMetrics(
-  routing: QueueRouting,
-  db: StoreDb,
-  openStreams?: () => number,
-): HooklineMetrics {
+export function createProcessMetrics({
+  routing,
+  db,
+  log,
+  backlogEveryMs,
+  openStreams,
+}: {
+  routing: QueueRouting;
+  db: StoreDb;
+  log: Logger;
+  /** HOOKLINE_METRICS_BACKLOG_EVERY. */
+  backlogEveryMs: number;
+  openStreams?: () => number;
+}): HooklineMetrics {
+  const read = async () => {
+    const now = Date.now();
+    const byQueue = new Map<string, { pending: number; oldestDue: number }>();
+    for (const row of await pendingByEndpoint(db)) {
+      const queue = routing.queueOf(row);
+      const entry = byQueue.get(queue) ?? { pending: 0, oldestDue: Number.POSITIVE_INFINITY };
+      entry.pending += row.pending;
+      entry.oldestDue = Math.min(entry.oldestDue, row.oldestDue?.getTime() ?? now);
+      byQueue.set(queue, entry);
+    }
+    return [...byQueue].map(([queue, entry]) => ({
+      queue,
+      pending: entry.pending,
+      oldestPendingAgeSeconds: Math.max(0, (now - entry.oldestDue) / 1000),
+    }));
+  };
   return new HooklineMetrics({
-    backlog: async () => {
-      const now = Date.now();
-      const byQueue = new Map<string, { pending: number; oldestDue: number }>();
-      for (const row of await pendingByEndpoint(db)) {
-        const queue = routing.queueOf(row);
-        const entry = byQueue.get(queue) ?? { pending: 0, oldestDue: Number.POSITIVE_INFINITY };
-        entry.pending += row.pending;
-        entry.oldestDue = Math.min(entry.oldestDue, row.oldestDue?.getTime() ?? now);
-        byQueue.set(queue, entry);
-      }
-      return [...byQueue].map(([queue, entry]) => ({
-        queue,
-        pending: entry.pending,
-        oldestPendingAgeSeconds: Math.max(0, (now - entry.oldestDue) / 1000),
-      }));
+    backlog: {
+      read,
+      everyMs: backlogEveryMs,
+      onError: (error) =>
+        log.warn("metrics: the backlog read failed; this scrape goes without it", { error: error.message }),
     },
     ...(openStreams && { openStreams }),
   });
@@ -35,5 +51,10 @@ export async function serveMetricsIfConfigured(
   config: HooklineConfig,
   metrics: HooklineMetrics,
 ): Promise<{ port: number; close(): Promise<void> } | undefined> {
-  return config.metrics ? serveMetrics(metrics.registry, config.metrics) : undefined;
+  const address = config.metrics;
+  if (!address) return undefined;
+  return serveMetrics(metrics.registry, address).catch((error: NodeJS.ErrnoException) => {
+    const why = error.code === "EADDRINUSE" ? "address in use" : error.message;
+    throw new Error(`HOOKLINE_METRICS_ADDR ${address.host}:${address.port}: ${why}`);
+  });
 }

@@ -19,7 +19,7 @@ import { enqueueCommitted } from "./enqueue-committed.js";
  * UNAVAILABLE, saying how many, so the caller knows to call again.
  */
 export async function requeueFailed(
-  deps: Pick<ApiDeps, "db" | "producer" | "log" | "stopping">,
+  deps: Pick<ApiDeps, "db" | "producer" | "log" | "stopping" | "onCancelled">,
   target: FailedSince,
   now: Date,
   signal: AbortSignal,
@@ -59,7 +59,7 @@ export async function requeueFailed(
  * meanwhile, which stops the cancel at its next page and lets the call answer.
  */
 export async function cancelDeletedBacklog(
-  deps: Pick<ApiDeps, "db" | "producer" | "log" | "stopping">,
+  deps: Pick<ApiDeps, "db" | "producer" | "log" | "stopping" | "onCancelled">,
   endpoint: DeletedEndpoint,
   now: Date,
 ): Promise<void> {
@@ -70,6 +70,7 @@ export async function cancelDeletedBacklog(
   const cancelled = await cancelPendingOf(deps.db, endpoint, now, { stop: deps.stopping }).catch(
     warn("could not cancel every pending delivery of a deleted endpoint; the rest at their turn"),
   );
+  if (cancelled?.cancelled) deps.onCancelled?.(cancelled.cancelled);
   if (!cancelled?.complete) return;
   try {
     // A long cancel leaves time for a new endpoint to take the id, and the queue is named by it.
