@@ -57,6 +57,38 @@ test("an endpoint back from its own max_in_flight to the adaptive default starts
   assert.equal(await currentLimit("back-to-adaptive"), 4, "the adaptive start");
 });
 
+test("an endpoint moved to another server starts its learned limit over; one moved on the same server keeps it", async () => {
+  const first = await endpointFor("moved", () => ({ status: 200, delayMs: 5 }));
+  await queueAtOnce(shared.svc, "moved", 600, "e");
+  await eventually(
+    () => currentLimit("moved"),
+    (limit) => limit >= 16,
+    { timeoutMs: 30_000 },
+  );
+  // Nothing in flight when the URL changes: no answer of the old server's lands after it.
+  await eventually(
+    async () => ({ ...first.state }),
+    (state) => state.received >= 600 && state.inFlight === 0,
+    { timeoutMs: 30_000 },
+  );
+  const learned = await currentLimit("moved");
+  const move = (url: string) => shared.svc.endpoints.updateEndpoint({ tenantId: "moved", id: "ep", url });
+  await move(`${first.url}?same=server`);
+  assert.equal(await currentLimit("moved"), learned, "the same server: what was learned holds");
+  const second = await startLoadReceiver(() => ({ status: 200, delayMs: 5 }));
+  receivers.push(second);
+  await move(second.url);
+  assert.equal(await currentLimit("moved"), 4, "another server: the adaptive start");
+  // The worker forgets the old server's limit too: its next lesson starts from 4, not from it.
+  await queueAtOnce(shared.svc, "moved", 8, "f");
+  await eventually(
+    async () => second.state.received,
+    (received) => received >= 8,
+    { timeoutMs: 30_000 },
+  );
+  assert.ok((await currentLimit("moved")) <= 8, `after the move: ${await currentLimit("moved")}`);
+});
+
 test("a receiver that slows down above 8 in flight: the limit climbs past the old default and settles near 8", async (t) => {
   const receiver = await endpointFor("slows", (n) => ({ status: 200, delayMs: n > 8 ? 800 : 100 }));
   await queueAtOnce(shared.svc, "slows", 2_000, "e");

@@ -5,7 +5,7 @@ import type { QueueLimits } from "@hookline/queue";
 import { AdaptiveConcurrency } from "./adaptive-concurrency.js";
 
 // Fakes of our own interfaces only (the queue's limits as a map): no servers.
-function harness() {
+function harness({ readDelayMs = 0 } = {}) {
   const inQueue = new Map<string, number>();
   const applied: { queue: string; limits: QueueLimits }[] = [];
   const inFlightAcrossProcesses = { value: 0 };
@@ -14,7 +14,12 @@ function harness() {
   const adaptive: AdaptiveConcurrency = new AdaptiveConcurrency({
     max: 50,
     now: () => clock,
-    readConcurrency: async (queue) => inQueue.get(queue),
+    readConcurrency: async (queue) => {
+      // Read now, answered later: as a round trip to a busy queue backend.
+      const value = inQueue.get(queue);
+      if (readDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, readDelayMs));
+      return value;
+    },
     readInFlight: async () => inFlightAcrossProcesses.value,
     writeQueueLimits: async (queue, limits) => {
       inQueue.set(queue, limits.maxInFlight);
@@ -101,10 +106,13 @@ test("a rise learned here does not undo a cut another worker process wrote meanw
   await calmWindow(h, "q", 8);
   assert.equal(h.inQueue.get("q"), 2, "the cut stands");
   assert.equal(h.applied.at(-1)?.limits.maxInFlight, 2, "and this process enforces it too");
+  // As a cut of its own: slow start is over, the way back up goes one at a time.
+  await calmWindow(h, "q", 2);
+  assert.equal(h.inQueue.get("q"), 3);
 
   // Another process has learned 30; this one's next rise follows it rather than pulling it back.
   h.inQueue.set("q", 30);
-  await calmWindow(h, "q", 2);
+  await calmWindow(h, "q", 3);
   assert.equal(h.inQueue.get("q"), 30);
   assert.equal(h.applied.at(-1)?.limits.maxInFlight, 30);
 });
@@ -118,8 +126,50 @@ test("a worker process holding few of a queue's attempts grows its limit while t
   h.inFlightAcrossProcesses.value = 1;
   for (let i = 0; i < 4; i++) await calmWindow(h, "q", 1);
   assert.equal(h.inQueue.get("q"), 4, "nobody else fills it: it stays");
-  // The other processes hold the rest: the queue has 4 in flight across processes.
+  // The other processes hold the rest: the queue has 4 in flight across processes. Having found
+  // this process alone at the queue, the worker asks again only 30 s later.
   h.inFlightAcrossProcesses.value = 4;
   for (let i = 0; i < 4; i++) await calmWindow(h, "q", 1);
+  assert.equal(h.inQueue.get("q"), 4, "not asked again yet");
+  h.tick(30_000);
+  for (let i = 0; i < 4; i++) await calmWindow(h, "q", 1);
   assert.equal(h.inQueue.get("q"), 8);
+});
+
+test("a queue whose endpoint moved to another server starts its limit over; moved on the same server it keeps it", async () => {
+  const h = harness();
+  const limits: QueueLimits = { maxInFlight: 4, adaptive: true };
+  h.adaptive.resolve("q", limits, "https://old.example");
+  await h.adaptive.writeQueueLimits("q", limits);
+  await calmWindow(h, "q", 4);
+  await calmWindow(h, "q", 8);
+  assert.equal(h.inQueue.get("q"), 16, "learned of the old server");
+
+  assert.equal(h.adaptive.resolve("q", limits, "https://old.example").maxInFlight, 16);
+  const moved = h.adaptive.resolve("q", limits, "https://new.example");
+  assert.equal(moved.maxInFlight, 4, "the start, not the old server's 16");
+  // The consumer writes what resolve gave it: the start, not the 16 still in the queue.
+  await h.adaptive.writeQueueLimits("q", moved);
+  assert.equal(h.inQueue.get("q"), 4);
+  // And it learns afresh: slow start doubles again.
+  await calmWindow(h, "q", 4);
+  assert.equal(h.inQueue.get("q"), 8);
+});
+
+test("two writes of one queue under way at once: the later does not take the earlier's rise for another process's cut", async () => {
+  const h = harness({ readDelayMs: 5 });
+  const limits: QueueLimits = { maxInFlight: 4, adaptive: true };
+  h.adaptive.resolve("q", limits);
+  await h.adaptive.writeQueueLimits("q", limits);
+  // Two windows in a row, the second before the first's write has landed: 4 -> 8 -> 16.
+  h.tick(1000);
+  await Promise.all(Array.from({ length: 4 }, () => h.adaptive.track("q", async () => ok)));
+  h.tick(1000);
+  await Promise.all(Array.from({ length: 8 }, () => h.adaptive.track("q", async () => ok)));
+  await h.settled();
+  assert.deepEqual(
+    h.applied.map((a) => a.limits.maxInFlight),
+    [8, 16],
+  );
+  assert.equal(h.inQueue.get("q"), 16);
 });

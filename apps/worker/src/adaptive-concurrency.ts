@@ -27,12 +27,22 @@ interface Entry {
    */
   known: number | undefined;
   inFlight: number;
-  /** A read of the queue's attempts in flight across processes is under way (see track). */
+  /** A read of the queue's attempts in flight across processes is under way (see readUse). */
   readingUse: boolean;
+  /** No such read before then (see readUse). */
+  nextUseReadAt: number;
+  /** The queue's writes, one after another (see writeQueueLimits). */
+  writes: Promise<void>;
+  /** The origin of the endpoint's URL the limit is learned against; undefined until known. */
+  origin: string | undefined;
 }
 
 /** How often limits of queues no longer open here are dropped. */
 const PRUNE_EVERY_MS = 10_000;
+/** The least time between two reads of a queue's attempts in flight across processes. */
+const USE_READ_EVERY_MS = 1_000;
+/** ...and after one that found this process alone at the queue. */
+const USE_READ_ALONE_MS = 30_000;
 
 /**
  * The adaptive limits of the queues this process serves. Each queue's limit lives in the queue
@@ -54,22 +64,32 @@ export class AdaptiveConcurrency {
   /**
    * The limits to enforce: an adaptive queue's with its current learned concurrency. A queue
    * whose endpoint now sets its own limit forgets what it learned: kept, its next lesson would be
-   * written over the endpoint's max_in_flight.
+   * written over the endpoint's max_in_flight. So does one whose endpoint's URL now names another
+   * origin (`origin`, when known): another server, whose capacity and latency the old one's say
+   * nothing of. It starts again from the start, written over the old server's limit in the queue.
    */
-  resolve(queue: string, limits: QueueLimits): QueueLimits {
+  resolve(queue: string, limits: QueueLimits, origin?: string): QueueLimits {
     if (!limits.adaptive) {
       this.entries.delete(queue);
       return limits;
     }
-    return { ...limits, maxInFlight: this.entry(queue, limits).limiter.limit };
+    const known = this.entries.get(queue);
+    if (known && origin !== undefined && known.origin !== undefined && known.origin !== origin) {
+      this.entries.delete(queue);
+      // Whatever the queue holds was learned of the old server: the first write puts the start over it.
+      this.entry(queue, limits).known = Number.POSITIVE_INFINITY;
+    }
+    const entry = this.entry(queue, limits);
+    entry.origin = origin ?? entry.origin;
+    return { ...limits, maxInFlight: entry.limiter.limit };
   }
 
   /**
-   * Writes limits into a queue (the consumer's writer). The first write of an adaptive queue
-   * starts from the limit already in the queue, learned by whichever process served it last. A
-   * rise learned here reads the queue first: another process serving it may have cut the limit
-   * since (a 429 it got), which the rise must not undo, or raised it further, which this process
-   * then follows. Cuts are written as they are.
+   * Writes limits into a queue (the consumer's writer), one write at a time per queue, each after
+   * reading what the queue holds: the first starts from the limit learned by whichever process
+   * served the queue last; later ones keep a cut another process made since (a 429 it got) and
+   * follow a rise beyond this one's. The read and the write are two steps: a cut landing between
+   * them is kept by the next write, not this one.
    */
   async writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
     if (!limits.adaptive) {
@@ -77,18 +97,20 @@ export class AdaptiveConcurrency {
       return this.deps.writeQueueLimits(queue, limits);
     }
     const entry = this.entry(queue, limits);
-    let adopted = false;
-    if (entry.known === undefined || entry.limiter.limit > entry.known) {
-      const shared = await this.deps.readConcurrency(queue);
-      const moved =
-        entry.known === undefined ||
-        (shared !== undefined && (shared < entry.known || shared > entry.limiter.limit));
-      if (shared !== undefined && moved) adopted = entry.limiter.adopt(shared);
-    }
+    const write = entry.writes.then(() => this.reconcileAndWrite(queue, entry, limits));
+    entry.writes = write.catch(() => {});
+    return write;
+  }
+
+  private async reconcileAndWrite(queue: string, entry: Entry, limits: QueueLimits): Promise<void> {
+    const shared = await this.deps.readConcurrency(queue);
+    // Forgotten meanwhile (the endpoint set its own limit, or moved): what it learned is not to write.
+    if (this.entries.get(queue) !== entry) return;
+    const adopted = reconcile(entry, shared);
     entry.known = entry.limiter.limit;
     await this.deps.writeQueueLimits(queue, { ...limits, maxInFlight: entry.limiter.limit });
-    // The consumer was given another value: it applies the adopted limit locally too.
-    if (adopted) this.deps.apply(queue, this.resolve(queue, entry.base));
+    // The consumer enforces what it was given: it applies the adopted limit too.
+    if (adopted) this.changed(queue, entry);
   }
 
   /** Runs one attempt of an adaptive queue's job and learns from its answer. */
@@ -133,14 +155,24 @@ export class AdaptiveConcurrency {
     if (this.entries.get(queue) === entry) this.deps.apply(queue, this.resolve(queue, entry.base));
   }
 
-  /** Asks the queue how many of its attempts are in flight across processes (see AdaptiveLimit). */
+  /**
+   * Asks the queue how many of its attempts are in flight across processes (see AdaptiveLimit): at
+   * most once a second per queue, and once in 30 s after the answer showed no other process at it
+   * (a single worker process, whose own count already said all).
+   */
   private async readUse(queue: string, entry: Entry): Promise<void> {
-    if (entry.readingUse) return;
+    const now = this.deps.now();
+    if (entry.readingUse || now < entry.nextUseReadAt || entry.limiter.limit >= this.deps.max) return;
     entry.readingUse = true;
+    const here = entry.inFlight;
     try {
-      if (entry.limiter.usedAcrossProcesses(await this.deps.readInFlight(queue))) this.changed(queue, entry);
+      const inFlight = await this.deps.readInFlight(queue);
+      const alone = inFlight <= here;
+      entry.nextUseReadAt = now + (alone ? USE_READ_ALONE_MS : USE_READ_EVERY_MS);
+      if (entry.limiter.usedAcrossProcesses(inFlight)) this.changed(queue, entry);
     } catch {
-      // The queue backend is away: the next window asks again.
+      // The queue backend is away: a later window asks again.
+      entry.nextUseReadAt = now + USE_READ_EVERY_MS;
     } finally {
       entry.readingUse = false;
     }
@@ -156,6 +188,9 @@ export class AdaptiveConcurrency {
         known: undefined,
         inFlight: 0,
         readingUse: false,
+        nextUseReadAt: 0,
+        writes: Promise.resolve(),
+        origin: undefined,
       };
       this.entries.set(queue, entry);
     }
@@ -167,4 +202,19 @@ export class AdaptiveConcurrency {
     for (const [queue, entry] of this.entries)
       if (entry.inFlight === 0 && !this.deps.isOpen(queue)) this.entries.delete(queue);
   }
+}
+
+/**
+ * Takes into this process's limit what others wrote into the queue since it last read or wrote
+ * it; true when its limit changed. The first read starts from the queue's limit; a lower one is
+ * another process's cut, which stands; a higher one, while this process is not cutting, is a rise
+ * it learned, which this one follows.
+ */
+function reconcile(entry: Entry, shared: number | undefined): boolean {
+  if (shared === undefined) return false;
+  const { limiter, known } = entry;
+  if (known === undefined) return limiter.adopt(shared);
+  if (shared < known) return limiter.adoptCut(shared);
+  if (shared > known && shared > limiter.limit && limiter.limit >= known) return limiter.adopt(shared);
+  return false;
 }

@@ -6,8 +6,11 @@ export interface DemandDeps {
   routing: QueueRouting;
   consumer: Pick<DeliveryConsumer, "demand" | "hasOpen" | "openEndpoints" | "updateLimits">;
   now(): number;
-  /** The limits to enforce for a queue, given the store's (an adaptive queue's learned concurrency). */
-  resolveLimits?(queue: string, limits: QueueLimits): QueueLimits;
+  /**
+   * The limits to enforce for a queue, given the store's (an adaptive queue's learned concurrency),
+   * and the origin its endpoint's URL names now (none for a lane).
+   */
+  resolveLimits?(queue: string, limits: QueueLimits, origin: string | undefined): QueueLimits;
   /** Scans at least this often, whatever the signals say (they may be lost). */
   intervalMs: number;
   onError(error: Error): void;
@@ -36,13 +39,14 @@ export function watchDemand(deps: DemandDeps): DemandWatcher {
     const { due, nextDueAt } = await findEndpointsWithWork(deps.db, new Date(now + LOOKAHEAD_MS));
     const limitsOf = (
       queue: string,
-      row: { maxInFlight: number | null; rateLimitPerSecond: number | null },
+      row: { maxInFlight: number | null; rateLimitPerSecond: number | null; url: string | null },
     ) => {
       const limits = deps.routing.limitsOf({
         maxInFlight: row.maxInFlight,
         ratePerSecond: row.rateLimitPerSecond,
       });
-      return deps.resolveLimits ? deps.resolveLimits(queue, limits) : limits;
+      const origin = deps.routing.lanes === 0 && row.url !== null ? new URL(row.url).origin : undefined;
+      return deps.resolveLimits ? deps.resolveLimits(queue, limits, origin) : limits;
     };
     deps.consumer.demand(
       due.map((work) => {

@@ -186,7 +186,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     routing: deps.producer.routing,
     consumer,
     now,
-    resolveLimits: (queue, limits) => adaptive.resolve(queue, limits),
+    resolveLimits: (queue, limits, origin) => adaptive.resolve(queue, limits, origin),
     intervalMs: deps.discoveryIntervalMs,
     onError: (error) => log.warn("discovery failed", { error: error.message }),
   });

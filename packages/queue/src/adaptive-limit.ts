@@ -151,6 +151,20 @@ export class AdaptiveLimit {
     return true;
   }
 
+  /**
+   * Takes a cut another process made (the queue's limit fell below what this one last knew): as a
+   * cut of its own, so slow start ends and the way back up is patient. True when the limit changed.
+   */
+  adoptCut(limit: number): boolean {
+    if (!Number.isFinite(limit)) return false;
+    const next = this.clamp(limit);
+    if (next >= this.value) return false;
+    this.slowStart = false;
+    this.overloadedAt = this.value;
+    this.patientFrom = Math.min(this.patientFrom, this.value);
+    return this.set(next);
+  }
+
   /** Learns from one finished attempt; true when the limit changed. */
   observe(sample: LimitSample): boolean {
     // Overloads cut at once and neutral answers say nothing: neither is tallied.

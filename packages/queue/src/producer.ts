@@ -184,7 +184,10 @@ export class DeliveryProducer {
   async writeLimits(
     endpoint: EndpointRef,
     own: { maxInFlight: number | null; ratePerSecond: number | null },
-    /** The endpoint's own max_in_flight was just cleared: what the queue holds was not learned. */
+    /**
+     * What the queue holds was not learned of this server: the endpoint's own max_in_flight was
+     * just cleared, or its URL now names another server.
+     */
     { backToDefault = false }: { backToDefault?: boolean } = {},
   ): Promise<void> {
     if (this.routing.lanes > 0) return;

@@ -69,6 +69,8 @@ export interface EndpointWork {
   maxInFlight: number | null;
   /** Null: no limit. */
   rateLimitPerSecond: number | null;
+  /** Where it is delivered; null when the endpoint was deleted meanwhile. */
+  url: string | null;
 }
 
 /**
@@ -86,6 +88,7 @@ export async function findEndpointsWithWork(
     due_at: Date;
     max_in_flight: number | null;
     rate_limit_per_second: number | null;
+    url: string | null;
   }>`
     with recursive pending as (
       (select tenant_id, endpoint_id from hookline.deliveries
@@ -101,7 +104,7 @@ export async function findEndpointsWithWork(
                where d.status = 'pending' and d.tenant_id = p.tenant_id and d.endpoint_id = p.endpoint_id) as due_at
         from pending p
     )
-    select due.tenant_id, due.endpoint_id, due.due_at, ep.max_in_flight, ep.rate_limit_per_second
+    select due.tenant_id, due.endpoint_id, due.due_at, ep.max_in_flight, ep.rate_limit_per_second, ep.url
       from due left join hookline.endpoints ep on ep.tenant_id = due.tenant_id and ep.id = due.endpoint_id
      where due.due_at < ${dueBefore}::timestamptz
      order by due.due_at`.execute(db);
@@ -118,6 +121,7 @@ export async function findEndpointsWithWork(
       dueAt: new Date(row.due_at),
       maxInFlight: row.max_in_flight,
       rateLimitPerSecond: row.rate_limit_per_second,
+      url: row.url,
     })),
     nextDueAt: next?.next ? new Date(next.next) : null,
   };

@@ -268,12 +268,21 @@ export async function rotateEndpointSecret(
   });
 }
 
-/** The limits of these endpoints (deleted ones are left out): workers re-read them for the queues they serve. */
+/**
+ * The limits and URLs of these endpoints (deleted ones are left out): workers re-read them for the
+ * queues they serve.
+ */
 export async function endpointLimits(
   db: Kysely<Database>,
   endpoints: readonly { tenantId: string; endpointId: string }[],
 ): Promise<
-  { tenantId: string; endpointId: string; maxInFlight: number | null; rateLimitPerSecond: number | null }[]
+  {
+    tenantId: string;
+    endpointId: string;
+    maxInFlight: number | null;
+    rateLimitPerSecond: number | null;
+    url: string;
+  }[]
 > {
   if (endpoints.length === 0) return [];
   const { rows } = await sql<{
@@ -281,8 +290,9 @@ export async function endpointLimits(
     id: string;
     max_in_flight: number | null;
     rate_limit_per_second: number | null;
+    url: string;
   }>`
-    select ep.tenant_id, ep.id, ep.max_in_flight, ep.rate_limit_per_second
+    select ep.tenant_id, ep.id, ep.max_in_flight, ep.rate_limit_per_second, ep.url
       from hookline.endpoints ep
       join unnest(${endpoints.map((e) => e.tenantId)}::text[], ${endpoints.map((e) => e.endpointId)}::text[]) as x(t, i)
         on ep.tenant_id = x.t and ep.id = x.i`.execute(db);
@@ -291,5 +301,6 @@ export async function endpointLimits(
     endpointId: row.id,
     maxInFlight: row.max_in_flight,
     rateLimitPerSecond: row.rate_limit_per_second,
+    url: row.url,
   }));
 }

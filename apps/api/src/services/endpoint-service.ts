@@ -130,6 +130,9 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         maxInFlight: maxInFlight("max_in_flight", req.maxInFlight, true),
         rateLimitPerSecond: ratePerSecond("rate_limit_per_second", req.rateLimitPerSecond, true),
       };
+      const url = req.url !== undefined ? requireUrl("url", req.url, deps.addressPolicy) : undefined;
+      // Read first: a URL naming another server starts its learned limit over (see below).
+      const before = url !== undefined ? await findEndpoint(deps.db, tenantId, id) : undefined;
       const record = await updateEndpoint(
         deps.db,
         tenantId,
@@ -137,7 +140,7 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         {
           ...(limits.maxInFlight !== undefined && { maxInFlight: limits.maxInFlight }),
           ...(limits.rateLimitPerSecond !== undefined && { rateLimitPerSecond: limits.rateLimitPerSecond }),
-          ...(req.url !== undefined && { url: requireUrl("url", req.url, deps.addressPolicy) }),
+          ...(url !== undefined && { url }),
           ...(req.description !== undefined && { description: description("description", req.description) }),
           ...(req.replaceEventTypes && { eventTypes: eventTypeList("event_types", req.eventTypes) }),
           ...(req.status !== undefined && {
@@ -146,13 +149,19 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         },
         deps.now(),
       );
-      if (limits.maxInFlight !== undefined || limits.rateLimitPerSecond !== undefined) {
+      // An adaptive limit learned of one server says nothing of another: it starts over, as when
+      // max_in_flight is cleared. The workers forget theirs at their next scan.
+      const otherServer =
+        before !== undefined &&
+        record.maxInFlight === null &&
+        new URL(before.url).origin !== new URL(record.url).origin;
+      if (limits.maxInFlight !== undefined || limits.rateLimitPerSecond !== undefined || otherServer) {
         // Should the queue be away, workers serving it still write them on their next scan.
         await deps.producer
           .writeLimits(
             { tenantId, endpointId: id },
             { maxInFlight: record.maxInFlight, ratePerSecond: record.rateLimitPerSecond },
-            { backToDefault: limits.maxInFlight === null },
+            { backToDefault: limits.maxInFlight === null || otherServer },
           )
           .catch((error: unknown) =>
             deps.log.warn("could not write an endpoint's new limits into its queue yet", {
