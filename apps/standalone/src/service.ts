@@ -66,10 +66,9 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
       },
     };
   } catch (error) {
-    await api?.close();
-    await metricsServer?.close();
-    await worker?.close();
-    await infra.close();
+    // Whatever fails to close, the start's own error is the one to report.
+    await Promise.allSettled([api?.close(), metricsServer?.close(), worker?.close()]);
+    await infra.close().catch(() => {});
     throw error;
   }
 }

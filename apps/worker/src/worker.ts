@@ -270,6 +270,11 @@ function countRecorded(
     if (attempt === undefined) continue;
     metrics.attempts.inc({ status_class: statusClassOf(result.responseStatus) });
     metrics.attemptDuration.observe(result.durationMs / 1000);
-    if (attempt.deliveryStatus !== "pending") metrics.deliveries.inc({ outcome: attempt.deliveryStatus });
+    // Cancelled meanwhile (its endpoint deleted) and not delivered after all: whoever cancelled it
+    // counted it.
+    const cancelledElsewhere =
+      attempt.deliveryStatus === "cancelled" && result.deliveryStatus !== "cancelled";
+    if (attempt.deliveryStatus !== "pending" && !cancelledElsewhere)
+      metrics.deliveries.inc({ outcome: attempt.deliveryStatus });
   }
 }

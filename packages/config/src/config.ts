@@ -220,7 +220,11 @@ export function loadConfig(env: Env): HooklineConfig {
     insecureNoAuth,
     workerHealth,
     metrics: read("HOOKLINE_METRICS_ADDR", "", (text) => (text === "" ? undefined : parseAddress(text))),
-    metricsBacklogEveryMs: read("HOOKLINE_METRICS_BACKLOG_EVERY", "15s", duration),
+    metricsBacklogEveryMs: read("HOOKLINE_METRICS_BACKLOG_EVERY", "15s", (text) => {
+      const ms = duration(text);
+      if (ms > 3_600_000) throw new Error("must be at most 1h");
+      return ms;
+    }),
     queue: {
       prefix,
       endpointConcurrency: read("HOOKLINE_ENDPOINT_CONCURRENCY", "adaptive", (text) =>

@@ -4,13 +4,14 @@ import { Gauge, type Registry } from "prom-client";
 export interface QueueBacklog {
   queue: string;
   pending: number;
-  oldestPendingAgeSeconds: number;
+  /** When its oldest pending delivery fell due (ms since the epoch). */
+  oldestDueAt: number;
 }
 
 export interface BacklogGaugeOptions {
   /** Reads every queue's backlog from the store. */
   read: () => Promise<QueueBacklog[]>;
-  /** A read failed or outlasted its budget: the scrape went without the backlog. */
+  /** A read failed, or a scrape went on without waiting for one. */
   onError?: (error: Error) => void;
   /** How long one read is reused; BACKLOG_READ_EVERY_MS by default. */
   everyMs?: number;
@@ -23,55 +24,70 @@ export interface BacklogGaugeOptions {
  * and 2.3 s of the process's event loop, with deliveries waiting behind it.
  */
 export const NAMED_QUEUES = 10;
-/** A read is reused for this long by default: it groups every pending delivery, on every scrape of every process. */
+/** A read is reused this long by default: it groups every pending delivery, on every scrape of every process. */
 export const BACKLOG_READ_EVERY_MS = 15_000;
-/** How long a scrape waits for a read; past it the scrape goes without the backlog, not without the rest. */
+/** How long a scrape waits for a read; past it, the scrape shows the last read, not nothing. */
 export const BACKLOG_READ_BUDGET_MS = 2_000;
+
+/** What one read says, worked out once: the scrapes it serves only copy it. */
+interface BacklogSummary {
+  /** When the read started. */
+  readAt: number;
+  total: number;
+  deepest: QueueBacklog[];
+  longestWaiting: QueueBacklog[];
+}
 
 /**
  * Registers the backlog gauges: pending deliveries in all, the NAMED_QUEUES deepest queues and
- * the NAMED_QUEUES whose oldest pending delivery is oldest, and whether the last read succeeded.
+ * the NAMED_QUEUES whose oldest pending delivery is oldest, how old the read they come from is,
+ * and whether the latest read succeeded. A read slower than the budget is not waited for: the
+ * scrape shows the last one (its age says so), and the slow one serves the scrapes after it.
  */
 export function registerBacklogGauges(registry: Registry, options: BacklogGaugeOptions): void {
   const now = options.now ?? Date.now;
   const everyMs = options.everyMs ?? BACKLOG_READ_EVERY_MS;
-  let last: { at: number; rows: QueueBacklog[] } | undefined;
-  let reading: Promise<QueueBacklog[]> | undefined;
-  let scrape: Promise<QueueBacklog[] | undefined> | undefined;
-  const failed = (error: Error) => {
-    options.onError?.(error);
-    return undefined;
-  };
-  const fresh = async (): Promise<QueueBacklog[] | undefined> => {
-    if (last && now() - last.at < everyMs) return last.rows;
+  let shown: BacklogSummary | undefined;
+  let lastReadOk = true;
+  let reading: Promise<void> | undefined;
+  let scrape: Promise<BacklogSummary | undefined> | undefined;
+  const report = (error: unknown) =>
+    options.onError?.(error instanceof Error ? error : new Error(String(error)));
+  const read = () => {
+    const readAt = now();
     // One read at a time: a slow one is waited on again by the next scrape, not started twice.
-    reading ??= options
-      .read()
-      .then((rows) => {
-        // Kept even when it came too late for its scrape: the next one takes it.
-        last = { at: now(), rows };
-        return rows;
-      })
+    reading ??= Promise.resolve()
+      .then(() => options.read())
+      .then(
+        (rows) => {
+          shown = summarize(rows, readAt);
+          lastReadOk = true;
+        },
+        (error: unknown) => {
+          lastReadOk = false;
+          report(error);
+        },
+      )
       .finally(() => {
         reading = undefined;
       });
+    return reading;
+  };
+  const refreshed = async (): Promise<BacklogSummary | undefined> => {
+    if (shown && now() - shown.readAt < everyMs) return shown;
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), BACKLOG_READ_BUDGET_MS);
     });
-    try {
-      const rows = await Promise.race([reading, budget]);
-      if (rows === "late") return failed(new Error(`no backlog read within ${BACKLOG_READ_BUDGET_MS} ms`));
-      return rows;
-    } catch (error) {
-      return failed(error instanceof Error ? error : new Error(String(error)));
-    } finally {
-      clearTimeout(timer);
-    }
+    const outcome = await Promise.race([read(), budget]);
+    clearTimeout(timer);
+    if (outcome === "late")
+      report(new Error(`no backlog read within ${BACKLOG_READ_BUDGET_MS} ms; the last one is shown`));
+    return shown;
   };
   // Every gauge of one scrape takes the same read.
   const current = () => {
-    scrape ??= fresh().finally(() => {
+    scrape ??= refreshed().finally(() => {
       scrape = undefined;
     });
     return scrape;
@@ -79,54 +95,69 @@ export function registerBacklogGauges(registry: Registry, options: BacklogGaugeO
   const gauge = (
     name: string,
     help: string,
-    fill: (gauge: Gauge<"queue">, rows: QueueBacklog[]) => void,
-    labelled = true,
+    fill: (gauge: Gauge<"queue">, summary: BacklogSummary) => void,
   ) =>
     new Gauge({
       name,
       help,
-      labelNames: labelled ? ["queue"] : [],
+      labelNames: ["queue"] as const,
       registers: [registry],
       async collect() {
         this.reset();
-        const rows = await current();
-        if (rows) fill(this, rows);
-        // A gauge without labels is always shown: NaN, not a 0 that reads as an empty backlog.
-        else if (!labelled) this.set(Number.NaN);
+        const summary = await current();
+        if (summary) fill(this, summary);
       },
     });
-  gauge(
+  // Without labels a gauge is always shown: NaN until a read succeeds, not a 0 that reads as empty.
+  const unlabelled = (name: string, help: string, value: (summary: BacklogSummary | undefined) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        this.set(value(await current()));
+      },
+    });
+  unlabelled(
     "hookline_deliveries_pending",
     "Pending deliveries in all (the same from every process: read from the store).",
-    (g, rows) => g.set(rows.reduce((sum, row) => sum + row.pending, 0)),
-    false,
+    (summary) => summary?.total ?? Number.NaN,
   );
   gauge(
     "hookline_queue_depth",
     `Pending deliveries of the ${NAMED_QUEUES} deepest queues (endpoint or lane).`,
-    (g, rows) => {
-      for (const row of top(rows, (r) => r.pending)) g.set({ queue: row.queue }, row.pending);
+    (g, s) => {
+      for (const row of s.deepest) g.set({ queue: row.queue }, row.pending);
     },
   );
   gauge(
     "hookline_oldest_pending_age_seconds",
     `Age of the oldest pending delivery, from its due time, of the ${NAMED_QUEUES} queues where it is oldest.`,
-    (g, rows) => {
-      for (const row of top(rows, (r) => r.oldestPendingAgeSeconds))
-        g.set({ queue: row.queue }, row.oldestPendingAgeSeconds);
+    (g, s) => {
+      const at = now();
+      for (const row of s.longestWaiting)
+        g.set({ queue: row.queue }, Math.max(0, (at - row.oldestDueAt) / 1000));
     },
   );
-  new Gauge({
-    name: "hookline_backlog_read_ok",
-    help: `1 when this scrape has a read of the backlog from the store (at most ${everyMs / 1000} s old), 0 when the read failed or took over ${BACKLOG_READ_BUDGET_MS / 1000} s.`,
-    registers: [registry],
-    async collect() {
-      this.set((await current()) ? 1 : 0);
-    },
-  });
+  unlabelled(
+    "hookline_backlog_age_seconds",
+    "How long ago the read of the store the backlog gauges show began (NaN before the first).",
+    (summary) => (summary ? (now() - summary.readAt) / 1000 : Number.NaN),
+  );
+  unlabelled(
+    "hookline_backlog_read_ok",
+    "1 when the latest read of the backlog from the store succeeded, 0 when it failed.",
+    () => (lastReadOk ? 1 : 0),
+  );
 }
 
-/** The NAMED_QUEUES rows with the largest key. */
-function top(rows: QueueBacklog[], key: (row: QueueBacklog) => number): QueueBacklog[] {
-  return [...rows].sort((a, b) => key(b) - key(a)).slice(0, NAMED_QUEUES);
+function summarize(rows: QueueBacklog[], readAt: number): BacklogSummary {
+  const top = (key: (row: QueueBacklog) => number) =>
+    [...rows].sort((a, b) => key(b) - key(a)).slice(0, NAMED_QUEUES);
+  return {
+    readAt,
+    total: rows.reduce((sum, row) => sum + row.pending, 0),
+    deepest: top((row) => row.pending),
+    longestWaiting: top((row) => -row.oldestDueAt),
+  };
 }

@@ -1,5 +1,5 @@
 import type { HooklineConfig } from "@hookline/config";
-import { HooklineMetrics, serveMetrics } from "@hookline/metrics";
+import { HooklineMetrics, type QueueBacklog, serveMetrics } from "@hookline/metrics";
 import type { QueueRouting } from "@hookline/queue";
 import { pendingByEndpoint, type StoreDb } from "@hookline/store";
 import type { Logger } from "./logger.js";
@@ -21,26 +21,21 @@ export function createProcessMetrics({
 }): HooklineMetrics {
   const read = async () => {
     const now = Date.now();
-    const byQueue = new Map<string, { pending: number; oldestDue: number }>();
+    const byQueue = new Map<string, QueueBacklog>();
     for (const row of await pendingByEndpoint(db)) {
       const queue = routing.queueOf(row);
-      const entry = byQueue.get(queue) ?? { pending: 0, oldestDue: Number.POSITIVE_INFINITY };
+      const entry = byQueue.get(queue) ?? { queue, pending: 0, oldestDueAt: Number.POSITIVE_INFINITY };
       entry.pending += row.pending;
-      entry.oldestDue = Math.min(entry.oldestDue, row.oldestDue?.getTime() ?? now);
+      entry.oldestDueAt = Math.min(entry.oldestDueAt, row.oldestDue?.getTime() ?? now);
       byQueue.set(queue, entry);
     }
-    return [...byQueue].map(([queue, entry]) => ({
-      queue,
-      pending: entry.pending,
-      oldestPendingAgeSeconds: Math.max(0, (now - entry.oldestDue) / 1000),
-    }));
+    return [...byQueue.values()];
   };
   return new HooklineMetrics({
     backlog: {
       read,
       everyMs: backlogEveryMs,
-      onError: (error) =>
-        log.warn("metrics: the backlog read failed; this scrape goes without it", { error: error.message }),
+      onError: (error) => log.warn("metrics: backlog not read", { error: error.message }),
     },
     ...(openStreams && { openStreams }),
   });
@@ -55,6 +50,6 @@ export async function serveMetricsIfConfigured(
   if (!address) return undefined;
   return serveMetrics(metrics.registry, address).catch((error: NodeJS.ErrnoException) => {
     const why = error.code === "EADDRINUSE" ? "address in use" : error.message;
-    throw new Error(`HOOKLINE_METRICS_ADDR ${address.host}:${address.port}: ${why}`);
+    throw new Error(`HOOKLINE_METRICS_ADDR ${address.host}:${address.port}: ${why}`, { cause: error });
   });
 }

@@ -19,7 +19,7 @@ import { enqueueCommitted } from "./enqueue-committed.js";
  * UNAVAILABLE, saying how many, so the caller knows to call again.
  */
 export async function requeueFailed(
-  deps: Pick<ApiDeps, "db" | "producer" | "log" | "stopping" | "onCancelled">,
+  deps: Pick<ApiDeps, "db" | "producer" | "log" | "stopping">,
   target: FailedSince,
   now: Date,
   signal: AbortSignal,
