@@ -81,7 +81,16 @@ export async function cancelPendingOf(
   db: Kysely<Database>,
   endpoint: DeletedEndpoint,
   now: Date,
-  { stop, pageSize = BACKLOG_PAGE }: { stop?: AbortSignal; pageSize?: number } = {},
+  {
+    stop,
+    pageSize = BACKLOG_PAGE,
+    onPage,
+  }: {
+    stop?: AbortSignal;
+    pageSize?: number;
+    /** Told each page's count as it commits: a later page failing does not undo it. */
+    onPage?: (cancelled: number) => void;
+  } = {},
 ): Promise<{ cancelled: number; complete: boolean }> {
   let cancelled = 0;
   let from: Date | null = null;
@@ -101,7 +110,9 @@ export async function cancelPendingOf(
     // Only those still pending: read committed re-checks a row changed meanwhile, so one just
     // delivered stays delivered.
     const ids = page.map((row) => row.id);
-    cancelled += (await cancelDeliveries(db, ids, now)).length;
+    const done = (await cancelDeliveries(db, ids, now)).length;
+    cancelled += done;
+    if (done > 0) onPage?.(done);
     const last = page[page.length - 1]?.next_attempt_at ?? null;
     if (page.length < pageSize || last === null) return { cancelled, complete: true };
     from = last;

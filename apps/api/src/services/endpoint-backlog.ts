@@ -67,10 +67,10 @@ export async function cancelDeletedBacklog(
   const warn = (message: string) => (error: unknown) => {
     deps.log.warn(message, { ...fields, error: error instanceof Error ? error.message : String(error) });
   };
-  const cancelled = await cancelPendingOf(deps.db, endpoint, now, { stop: deps.stopping }).catch(
-    warn("could not cancel every pending delivery of a deleted endpoint; the rest at their turn"),
-  );
-  if (cancelled?.cancelled) deps.onCancelled?.(cancelled.cancelled);
+  const cancelled = await cancelPendingOf(deps.db, endpoint, now, {
+    stop: deps.stopping,
+    ...(deps.onCancelled && { onPage: deps.onCancelled }),
+  }).catch(warn("could not cancel every pending delivery of a deleted endpoint; the rest at their turn"));
   if (!cancelled?.complete) return;
   try {
     // A long cancel leaves time for a new endpoint to take the id, and the queue is named by it.
