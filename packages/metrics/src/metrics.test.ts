@@ -108,13 +108,15 @@ test("a backlog read serves the scrapes of its next 15 s; a failed one keeps the
 
 test("a backlog read slower than the budget leaves the scrape on time, and serves the scrapes after it", async () => {
   let release: (rows: QueueBacklog[]) => void = () => {};
+  const slow = new Promise<QueueBacklog[]>((resolve) => (release = resolve));
+  let reads = 0;
   const errors: string[] = [];
   const metrics = new HooklineMetrics({
     backlog: {
-      read: () => new Promise((resolve) => (release = resolve)),
+      // The first read hangs until released; a later one would answer at once, with nothing.
+      read: async () => (++reads === 1 ? slow : []),
       onError: (error) => errors.push(error.message),
-      // Every scrape asks for a read: the slow one is joined, not started again.
-      everyMs: 0,
+      everyMs: 60_000,
     },
   });
   const server = await serveMetrics(metrics.registry, { host: "127.0.0.1", port: 0 });
@@ -132,7 +134,8 @@ test("a backlog read slower than the budget leaves the scrape on time, and serve
     release([{ queue: "q", pending: 3, oldestDueAt: Date.now() }]);
     await new Promise((resolve) => setImmediate(resolve));
     const next = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
-    assert.match(next, /hookline_queue_depth\{queue="q"\} 3/);
+    assert.match(next, /hookline_queue_depth\{queue="q"\} 3/, "the slow read, not a new one");
+    assert.equal(reads, 1);
     assert.match(next, /hookline_backlog_read_ok 1/);
   } finally {
     await server.close();
