@@ -29,6 +29,9 @@ export interface Endpoint {
   secret: string;
   created_at: Timestamp | null;
   updated_at: Timestamp | null;
+  /** proto3 optional: set by GetEndpoint once the queue holds a limit (with its oneof's name). */
+  current_max_in_flight?: number;
+  _current_max_in_flight?: string;
 }
 export interface Delivery {
   id: string;

@@ -146,14 +146,48 @@ test("a queue whose endpoint moved to another server starts its limit over; move
   assert.equal(h.inQueue.get("q"), 16, "learned of the old server");
 
   assert.equal(h.adaptive.resolve("q", limits, "https://old.example").maxInFlight, 16);
+  // The api wrote the start into the queue as the URL changed; this worker's next scan sees it.
+  h.inQueue.set("q", 4);
   const moved = h.adaptive.resolve("q", limits, "https://new.example");
   assert.equal(moved.maxInFlight, 4, "the start, not the old server's 16");
-  // The consumer writes what resolve gave it: the start, not the 16 still in the queue.
   await h.adaptive.writeQueueLimits("q", moved);
   assert.equal(h.inQueue.get("q"), 4);
-  // And it learns afresh: slow start doubles again.
+  // It learns afresh: slow start doubles again, from 4, and nothing it reads since is a cut.
   await calmWindow(h, "q", 4);
   assert.equal(h.inQueue.get("q"), 8);
+  await calmWindow(h, "q", 8);
+  assert.equal(h.inQueue.get("q"), 16);
+});
+
+test("after a move, a worker whose first write finds the start unchanged takes its first rise as a rise, not a cut", async () => {
+  const h = harness();
+  const limits: QueueLimits = { maxInFlight: 4, adaptive: true };
+  h.adaptive.resolve("q", limits, "https://old.example");
+  await h.adaptive.writeQueueLimits("q", limits);
+  // A quiet endpoint: it never left the start, so the move changes nothing the consumer writes.
+  const moved = h.adaptive.resolve("q", limits, "https://new.example");
+  assert.equal(moved.maxInFlight, 4);
+  await calmWindow(h, "q", 4);
+  assert.deepEqual(
+    h.applied.map((a) => a.limits.maxInFlight),
+    [8],
+  );
+  assert.equal(h.inQueue.get("q"), 8);
+});
+
+test("after a move, a worker takes a higher limit a peer already learned of the new server", async () => {
+  const h = harness();
+  const limits: QueueLimits = { maxInFlight: 4, adaptive: true };
+  h.adaptive.resolve("q", limits, "https://old.example");
+  await h.adaptive.writeQueueLimits("q", limits);
+  await calmWindow(h, "q", 4);
+  assert.equal(h.inQueue.get("q"), 8);
+  // A peer reset first and learned 12 of the new server; this worker's scan comes now.
+  h.inQueue.set("q", 12);
+  const moved = h.adaptive.resolve("q", limits, "https://new.example");
+  await h.adaptive.writeQueueLimits("q", moved);
+  assert.equal(h.inQueue.get("q"), 12);
+  assert.equal(h.applied.at(-1)?.limits.maxInFlight, 12);
 });
 
 test("two writes of one queue under way at once: the later does not take the earlier's rise for another process's cut", async () => {

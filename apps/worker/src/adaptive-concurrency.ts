@@ -35,6 +35,11 @@ interface Entry {
   writes: Promise<void>;
   /** The origin of the endpoint's URL the limit is learned against; undefined until known. */
   origin: string | undefined;
+  /**
+   * Made afresh as the endpoint moved to another server: its first write takes from the queue only
+   * a higher limit (a process already learning the new server), never a lower one as a cut.
+   */
+  moved: boolean;
 }
 
 /** How often limits of queues no longer open here are dropped. */
@@ -76,8 +81,7 @@ export class AdaptiveConcurrency {
     const known = this.entries.get(queue);
     if (known && origin !== undefined && known.origin !== undefined && known.origin !== origin) {
       this.entries.delete(queue);
-      // Whatever the queue holds was learned of the old server: the first write puts the start over it.
-      this.entry(queue, limits).known = Number.POSITIVE_INFINITY;
+      this.entry(queue, limits).moved = true;
     }
     const entry = this.entry(queue, limits);
     entry.origin = origin ?? entry.origin;
@@ -88,8 +92,8 @@ export class AdaptiveConcurrency {
    * Writes limits into a queue (the consumer's writer), one write at a time per queue, each after
    * reading what the queue holds: the first starts from the limit learned by whichever process
    * served the queue last; later ones keep a cut another process made since (a 429 it got) and
-   * follow a rise beyond this one's. The read and the write are two steps: a cut landing between
-   * them is kept by the next write, not this one.
+   * follow a rise beyond this one's. The read and the write are two steps, not one: a cut another
+   * process writes between them is lost, until the endpoint's next overload cuts again.
    */
   async writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
     if (!limits.adaptive) {
@@ -191,6 +195,7 @@ export class AdaptiveConcurrency {
         nextUseReadAt: 0,
         writes: Promise.resolve(),
         origin: undefined,
+        moved: false,
       };
       this.entries.set(queue, entry);
     }
@@ -206,15 +211,18 @@ export class AdaptiveConcurrency {
 
 /**
  * Takes into this process's limit what others wrote into the queue since it last read or wrote
- * it; true when its limit changed. The first read starts from the queue's limit; a lower one is
- * another process's cut, which stands; a higher one, while this process is not cutting, is a rise
- * it learned, which this one follows.
+ * it; true when its limit changed. The first read starts from the queue's limit (after a move to
+ * another server, only from a higher one); a lower one is another process's cut, which stands; a
+ * higher one, while this process is not cutting, is a rise it learned, which this one follows.
  */
 function reconcile(entry: Entry, shared: number | undefined): boolean {
+  const { limiter, known, moved } = entry;
+  entry.moved = false;
   if (shared === undefined) return false;
-  const { limiter, known } = entry;
+  if (moved) return shared > limiter.limit && limiter.adopt(shared);
   if (known === undefined) return limiter.adopt(shared);
-  if (shared < known) return limiter.adoptCut(shared);
+  // Cut by a process that was overloaded at about the limit this one last knew.
+  if (shared < known) return limiter.adoptCut(shared, known);
   if (shared > known && shared > limiter.limit && limiter.limit >= known) return limiter.adopt(shared);
   return false;
 }

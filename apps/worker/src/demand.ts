@@ -45,7 +45,11 @@ export function watchDemand(deps: DemandDeps): DemandWatcher {
         maxInFlight: row.maxInFlight,
         ratePerSecond: row.rateLimitPerSecond,
       });
-      const origin = deps.routing.lanes === 0 && row.url !== null ? new URL(row.url).origin : undefined;
+      // A URL the delivery would refuse anyway (a row written by hand) has no origin to learn against.
+      const origin =
+        deps.routing.lanes === 0 && row.url !== null && URL.canParse(row.url)
+          ? new URL(row.url).origin
+          : undefined;
       return deps.resolveLimits ? deps.resolveLimits(queue, limits, origin) : limits;
     };
     deps.consumer.demand(

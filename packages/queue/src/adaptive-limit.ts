@@ -152,16 +152,19 @@ export class AdaptiveLimit {
   }
 
   /**
-   * Takes a cut another process made (the queue's limit fell below what this one last knew): as a
-   * cut of its own, so slow start ends and the way back up is patient. True when the limit changed.
+   * Takes a cut another process made (the queue's limit fell below what this one last knew, the
+   * level it was overloaded at): as a cut of its own, so slow start ends and the way back up to that
+   * level is patient. True when the limit changed.
    */
-  adoptCut(limit: number): boolean {
+  adoptCut(limit: number, overloadedAt = this.value): boolean {
     if (!Number.isFinite(limit)) return false;
     const next = this.clamp(limit);
     if (next >= this.value) return false;
+    const level = Math.min(this.value, overloadedAt);
     this.slowStart = false;
-    this.overloadedAt = this.value;
-    this.patientFrom = Math.min(this.patientFrom, this.value);
+    this.overloadedAt = level;
+    this.patientFrom = Math.min(this.patientFrom, level);
+    this.probeWaitMs = 0;
     return this.set(next);
   }
 
