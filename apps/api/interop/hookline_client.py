@@ -1,6 +1,7 @@
 """Drives Hookline's gRPC api from Python with stubs generated from /proto by protoc.
 
-Usage: hookline_client.py HOST:PORT TENANT_ID (the generated stubs must be on PYTHONPATH).
+Usage: hookline_client.py HOST:PORT TENANT_ID (the generated stubs must be on PYTHONPATH: Hookline's
+services, and the messages of proto/google/rpc, which Debian's grpcio does not bring).
 Prints one JSON object with what the api answered; the node test asserts on it.
 """
 
@@ -8,6 +9,7 @@ import json
 import sys
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
 from hookline.v1 import (
     attempt_log_pb2,
     attempt_log_pb2_grpc,
@@ -19,12 +21,25 @@ from hookline.v1 import (
 )
 
 
+def bad_request_fields(error):
+    """The fields a BadRequest detail names, from the google.rpc.Status in the trailers."""
+    details = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
+    if details is None:
+        return []
+    fields = []
+    for detail in status_pb2.Status.FromString(details).details:
+        bad = error_details_pb2.BadRequest()
+        if detail.Unpack(bad):
+            fields.extend(violation.field for violation in bad.field_violations)
+    return fields
+
+
 def status_of(call):
-    """Runs call, which must fail; returns its status code name and message."""
+    """Runs call, which must fail; returns its status code name, message and BadRequest fields."""
     try:
         call()
     except grpc.RpcError as error:
-        return {"code": error.code().name, "message": error.details()}
+        return {"code": error.code().name, "message": error.details(), "fields": bad_request_fields(error)}
     raise AssertionError("the call was expected to fail")
 
 

@@ -27,6 +27,8 @@ const NEEDS = "apt-get install protobuf-compiler protobuf-compiler-grpc python3-
 interface ErrorResult {
   code: string;
   message: string;
+  /** The fields its google.rpc.BadRequest detail names. */
+  fields: string[];
 }
 interface PythonResult {
   endpoint: {
@@ -43,7 +45,10 @@ interface PythonResult {
   errors: { taken: ErrorResult; bad_json: ErrorResult; no_tenant: ErrorResult };
 }
 
-/** Generates Python stubs for Hookline's protos with protoc and Debian's grpc_python_plugin. */
+/**
+ * Generates Python stubs for Hookline's protos with protoc and Debian's grpc_python_plugin, and the
+ * google.rpc messages (Status, BadRequest), as the README shows.
+ */
 async function generateStubs(outDir: string): Promise<void> {
   try {
     await run(
@@ -54,6 +59,16 @@ async function generateStubs(outDir: string): Promise<void> {
         `--grpc_python_out=${outDir}`,
         "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
         ...PROTO_FILES,
+      ],
+      { cwd: PROTO_DIR },
+    );
+    await run(
+      "protoc",
+      [
+        `-I${PROTO_DIR}`,
+        `--python_out=${outDir}`,
+        "google/rpc/status.proto",
+        "google/rpc/error_details.proto",
       ],
       { cwd: PROTO_DIR },
     );
@@ -119,6 +134,7 @@ describe("a Python grpcio client generated from proto/", () => {
     assert.match(result.errors.taken.message, /py-endpoint/);
     assert.equal(result.errors.bad_json.code, "INVALID_ARGUMENT");
     assert.match(result.errors.bad_json.message, /data_json/);
+    assert.deepEqual(result.errors.bad_json.fields, ["data_json"], "the BadRequest detail names it");
     assert.equal(result.errors.no_tenant.code, "INVALID_ARGUMENT");
     assert.match(result.errors.no_tenant.message, /tenant_id/);
     for (const error of Object.values(result.errors)) assertNoInternals(error.message);
