@@ -44,7 +44,7 @@ function harness(delivery: DeliveryWork | undefined, answer: AttemptOutcome, hel
     loadWork: async () => delivery,
     recordAttempt: async (result) => {
       recorded.push(result);
-      return { id: "1", deliveryStatus: result.deliveryStatus };
+      return { id: "1", deliveryStatus: result.deliveryStatus, wasCancelled: false };
     },
     cancel: async (id) => {
       cancelled.push(id);
@@ -192,7 +192,7 @@ test("an attempt already recorded elsewhere schedules no second retry", async ()
 
 test("an attempt whose delivery was cancelled while it was under way schedules no retry", async () => {
   const h = harness(work(), unavailable);
-  h.deps.recordAttempt = async () => ({ id: "1", deliveryStatus: "cancelled" });
+  h.deps.recordAttempt = async () => ({ id: "1", deliveryStatus: "cancelled", wasCancelled: true });
   await processDelivery(h.deps, { deliveryId: "dlv_1", attemptNumber: 1 });
   assert.deepEqual(h.enqueued, []);
 });

@@ -270,11 +270,10 @@ function countRecorded(
     if (attempt === undefined) continue;
     metrics.attempts.inc({ status_class: statusClassOf(result.responseStatus) });
     metrics.attemptDuration.observe(result.durationMs / 1000);
-    // Cancelled meanwhile (its endpoint deleted) and not delivered after all: whoever cancelled it
-    // counted it.
-    const cancelledElsewhere =
-      attempt.deliveryStatus === "cancelled" && result.deliveryStatus !== "cancelled";
-    if (attempt.deliveryStatus !== "pending" && !cancelledElsewhere)
+    // Cancelled while its attempt was under way (its endpoint deleted) and still cancelled, even by
+    // a 410 of its own: whoever cancelled it first counted it.
+    const countedAlready = attempt.deliveryStatus === "cancelled" && attempt.wasCancelled;
+    if (attempt.deliveryStatus !== "pending" && !countedAlready)
       metrics.deliveries.inc({ outcome: attempt.deliveryStatus });
   }
 }

@@ -42,20 +42,28 @@ interface BacklogSummary {
  * Registers the backlog gauges: pending deliveries in all, the NAMED_QUEUES deepest queues and
  * the NAMED_QUEUES whose oldest pending delivery is oldest, how old the read they come from is,
  * and whether the latest read succeeded. A read slower than the budget is not waited for: the
- * scrape shows the last one (its age says so), and the slow one serves the scrapes after it.
+ * scrape shows the last one (its age says so), and the slow one serves the scrapes after it; once
+ * a read has taken longer than the budget, scrapes start the next read without waiting for it.
  */
 export function registerBacklogGauges(registry: Registry, options: BacklogGaugeOptions): void {
   const now = options.now ?? Date.now;
   const everyMs = options.everyMs ?? BACKLOG_READ_EVERY_MS;
   let shown: BacklogSummary | undefined;
   let lastReadOk = true;
+  /** The last read took longer than the budget: scrapes stop waiting for reads until one does not. */
+  let slowStore = false;
   let reading: Promise<void> | undefined;
   let scrape: Promise<BacklogSummary | undefined> | undefined;
-  const report = (error: unknown) =>
-    options.onError?.(error instanceof Error ? error : new Error(String(error)));
+  const report = (error: unknown) => {
+    try {
+      options.onError?.(error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // A logger that throws must not leave a read's promise rejected with no one to hear it.
+    }
+  };
   const read = () => {
     const readAt = now();
-    // One read at a time: a slow one is waited on again by the next scrape, not started twice.
+    // One read at a time: a slow one is joined by the scrapes that come meanwhile, not started twice.
     reading ??= Promise.resolve()
       .then(() => options.read())
       .then(
@@ -69,12 +77,21 @@ export function registerBacklogGauges(registry: Registry, options: BacklogGaugeO
         },
       )
       .finally(() => {
+        const tookMs = now() - readAt;
+        slowStore = tookMs > BACKLOG_READ_BUDGET_MS;
+        if (slowStore)
+          report(new Error(`the backlog read took ${tookMs} ms; scrapes show the last one meanwhile`));
         reading = undefined;
       });
     return reading;
   };
   const refreshed = async (): Promise<BacklogSummary | undefined> => {
     if (shown && now() - shown.readAt < everyMs) return shown;
+    // A store slower than the budget: each scrape would wait the budget out, then show the last read.
+    if (shown && slowStore) {
+      void read();
+      return shown;
+    }
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), BACKLOG_READ_BUDGET_MS);
@@ -142,11 +159,11 @@ export function registerBacklogGauges(registry: Registry, options: BacklogGaugeO
   unlabelled(
     "hookline_backlog_age_seconds",
     "How long ago the read of the store the backlog gauges show began (NaN before the first).",
-    (summary) => (summary ? (now() - summary.readAt) / 1000 : Number.NaN),
+    (summary) => (summary ? Math.max(0, now() - summary.readAt) / 1000 : Number.NaN),
   );
   unlabelled(
     "hookline_backlog_read_ok",
-    "1 when the latest read of the backlog from the store succeeded, 0 when it failed.",
+    "0 when the latest completed read of the backlog from the store failed, else 1 (a read under way counts as neither).",
     () => (lastReadOk ? 1 : 0),
   );
 }

@@ -106,38 +106,59 @@ test("a backlog read serves the scrapes of its next 15 s; a failed one keeps the
   assert.deepEqual(errors, ["the store is away"]);
 });
 
-test("a backlog read slower than the budget leaves the scrape on time, and serves the scrapes after it", async () => {
-  let release: (rows: QueueBacklog[]) => void = () => {};
-  const slow = new Promise<QueueBacklog[]>((resolve) => (release = resolve));
-  let reads = 0;
+test("a read slower than the budget: the scrape shows the last one on time; once the store is known slow, scrapes no longer wait", async () => {
+  let clock = 0;
+  const held: ((rows: QueueBacklog[]) => void)[] = [];
   const errors: string[] = [];
+  let reads = 0;
   const metrics = new HooklineMetrics({
     backlog: {
-      // The first read hangs until released; a later one would answer at once, with nothing.
-      read: async () => (++reads === 1 ? slow : []),
+      // The first read answers at once; every later one waits to be released.
+      read: () =>
+        ++reads === 1
+          ? Promise.resolve([{ queue: "q", pending: 1, oldestDueAt: 0 }])
+          : new Promise((resolve) => held.push(resolve)),
       onError: (error) => errors.push(error.message),
-      everyMs: 60_000,
+      now: () => clock,
     },
   });
-  const server = await serveMetrics(metrics.registry, { host: "127.0.0.1", port: 0 });
-  try {
-    const startedAt = Date.now();
-    const answer = await fetch(`http://127.0.0.1:${server.port}/metrics`);
-    assert.equal(answer.status, 200);
-    const first = await answer.text();
-    assert.ok(Date.now() - startedAt < BACKLOG_READ_BUDGET_MS * 2, "answered after the budget, not the read");
-    // prom-client writes "Nan"; Prometheus parses NaN in any case.
-    assert.match(first, /^hookline_deliveries_pending NaN$/im, "unknown, not 0");
-    assert.doesNotMatch(first, /hookline_queue_depth\{/);
-    assert.deepEqual(errors, [`no backlog read within ${BACKLOG_READ_BUDGET_MS} ms; the last one is shown`]);
-    // The read ends after all: the next scrape shows it.
-    release([{ queue: "q", pending: 3, oldestDueAt: Date.now() }]);
-    await new Promise((resolve) => setImmediate(resolve));
-    const next = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
-    assert.match(next, /hookline_queue_depth\{queue="q"\} 3/, "the slow read, not a new one");
-    assert.equal(reads, 1);
-    assert.match(next, /hookline_backlog_read_ok 1/);
-  } finally {
-    await server.close();
-  }
+  assert.match(await metrics.registry.metrics(), /hookline_queue_depth\{queue="q"\} 1/);
+  clock += BACKLOG_READ_EVERY_MS;
+  const startedAt = Date.now();
+  const late = await metrics.registry.metrics();
+  assert.ok(Date.now() - startedAt < BACKLOG_READ_BUDGET_MS * 2, "on time: the budget, not the read");
+  assert.match(late, /hookline_queue_depth\{queue="q"\} 1/, "the last read");
+  assert.match(late, /hookline_backlog_age_seconds 15$/m);
+  assert.match(late, /hookline_backlog_read_ok 1$/m, "a read under way has not failed");
+  // It lands 5 s after it began: the next scrape takes it, and the store is known slow.
+  clock += 5_000;
+  held[0]?.([{ queue: "q", pending: 2, oldestDueAt: 0 }]);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.match(await metrics.registry.metrics(), /hookline_queue_depth\{queue="q"\} 2/);
+  clock += BACKLOG_READ_EVERY_MS;
+  const quick = Date.now();
+  const next = await metrics.registry.metrics();
+  assert.ok(Date.now() - quick < BACKLOG_READ_BUDGET_MS / 2, "a scrape no longer waits for a slow store");
+  assert.match(next, /hookline_queue_depth\{queue="q"\} 2/);
+  assert.equal(reads, 3, "yet it started the next read");
+  assert.deepEqual(errors, [
+    `no backlog read within ${BACKLOG_READ_BUDGET_MS} ms; the last one is shown`,
+    "the backlog read took 5000 ms; scrapes show the last one meanwhile",
+  ]);
+});
+
+test("before any read has succeeded, the total is NaN, not a 0 that reads as an empty backlog", async () => {
+  const metrics = new HooklineMetrics({
+    backlog: {
+      read: async () => {
+        throw new Error("the store is away");
+      },
+    },
+  });
+  const text = await metrics.registry.metrics();
+  // prom-client writes "Nan"; Prometheus parses NaN in any case.
+  assert.match(text, /^hookline_deliveries_pending NaN$/im);
+  assert.match(text, /^hookline_backlog_age_seconds NaN$/im);
+  assert.match(text, /hookline_backlog_read_ok 0/);
+  assert.doesNotMatch(text, /hookline_queue_depth\{/);
 });

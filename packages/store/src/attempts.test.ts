@@ -141,6 +141,11 @@ test("an attempt under way when its delivery was cancelled is logged: a success 
     ["delivered", "cancelled"],
     "both attempts are logged, and the failed one asks for no retry",
   );
+  assert.deepEqual(
+    recorded.map((attempt) => attempt?.wasCancelled),
+    [true, true],
+    "each says it found its delivery cancelled (the metrics counted that cancel already)",
+  );
   const after = await Promise.all([succeeded, failed].map((id) => getDelivery(store.db, "late", id)));
   assert.deepEqual(
     after.map((d) => [d.status, d.attemptCount, d.nextAttemptAt]),
@@ -231,7 +236,8 @@ test("a late attempt for a deleted endpoint leaves a new endpoint with its id al
 
 test("a 410 disables the endpoint with its reason", async () => {
   const id = await deliveryTo("t", "gone", { id: "e2", type: "g" });
-  await recordAttempts(store.db, [gone(id)], now);
+  const [recorded] = await recordAttempts(store.db, [gone(id)], now);
+  assert.deepEqual(recorded && [recorded.deliveryStatus, recorded.wasCancelled], ["cancelled", false]);
   const endpoint = await getEndpoint(store.db, "t", "gone");
   assert.equal(endpoint.status, "disabled");
   assert.equal(endpoint.disabledReason, "410 Gone");

@@ -49,6 +49,8 @@ export interface RecordedAttempt {
    * stays cancelled unless the attempt succeeded: then no retry follows.
    */
   deliveryStatus: DeliveryStatusValue;
+  /** The delivery was already cancelled when this attempt was recorded (its cancel was counted then). */
+  wasCancelled: boolean;
 }
 
 /**
@@ -80,6 +82,7 @@ export async function recordAttempts(
     attempt_number: number;
     id: string;
     delivery_status: DeliveryStatusValue;
+    was_cancelled: boolean;
   }>`
     with
     -- Attempt ids are a resume cursor: serialising these statements makes ids become visible in
@@ -170,12 +173,13 @@ export async function recordAttempts(
         -- rather than given a new row version, and its index entries, with every batch.
         and (d.disable_reason is not null or ep.failing_since is distinct from ${failingSince})
     )
-    select delivery_id, attempt_number, id, delivery_status from inserted
+    select ins.delivery_id, ins.attempt_number, ins.id, ins.delivery_status, t.status = 'cancelled' as was_cancelled
+      from inserted ins join target t on t.id = ins.delivery_id
   `.execute(db);
   const byAttempt = new Map(
     recorded.rows.map((row) => [
       `${row.delivery_id}#${row.attempt_number}`,
-      { id: String(row.id), deliveryStatus: row.delivery_status },
+      { id: String(row.id), deliveryStatus: row.delivery_status, wasCancelled: row.was_cancelled },
     ]),
   );
   return results.map((r) => byAttempt.get(`${r.deliveryId}#${r.attemptNumber}`));
