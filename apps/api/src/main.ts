@@ -18,13 +18,7 @@ await runMain(log, async () => {
   }
   const infra = await openInfrastructure(config, log);
   let server: ApiServer | undefined;
-  const metrics = createProcessMetrics({
-    routing: infra.producer.routing,
-    db: infra.store.db,
-    log,
-    backlogEveryMs: config.metricsBacklogEveryMs,
-    openStreams: () => server?.openStreams ?? 0,
-  });
+  const metrics = createProcessMetrics(config, infra, log, () => server?.openStreams ?? 0);
   // First: a metrics address in use stops the api before it takes a call.
   const metricsServer = await serveMetricsIfConfigured(config, metrics);
   server = await startApiFromConfig(config, infra, log, { metrics });

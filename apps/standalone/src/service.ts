@@ -31,13 +31,7 @@ export async function startService(config: HooklineConfig, log: Logger): Promise
   try {
     // The worker and the api tell each other through infra.signals: at once in process, and on a
     // real PostgreSQL also to other processes sharing the database.
-    const metrics = createProcessMetrics({
-      routing: infra.producer.routing,
-      db: infra.store.db,
-      log,
-      backlogEveryMs: config.metricsBacklogEveryMs,
-      openStreams: () => api?.openStreams ?? 0,
-    });
+    const metrics = createProcessMetrics(config, infra, log, () => api?.openStreams ?? 0);
     // First: a metrics address in use stops the service before it takes a call.
     metricsServer = await serveMetricsIfConfigured(config, metrics);
     worker = await startWorkerFromConfig(config, infra, log, { metrics });

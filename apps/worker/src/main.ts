@@ -23,12 +23,7 @@ await runMain(log, async () => {
     config.workerHealth && (await startHealthServer({ ...config.workerHealth, readiness: () => readiness }));
   if (health) log.info("worker health listening", { address: `${health.host}:${health.port}` });
   const infra = await openInfrastructure(config, log);
-  const metrics = createProcessMetrics({
-    routing: infra.producer.routing,
-    db: infra.store.db,
-    log,
-    backlogEveryMs: config.metricsBacklogEveryMs,
-  });
+  const metrics = createProcessMetrics(config, infra, log);
   const metricsServer = await serveMetricsIfConfigured(config, metrics);
   const worker = await startWorkerFromConfig(config, infra, log, { metrics });
   readiness = workerReadiness(infra);

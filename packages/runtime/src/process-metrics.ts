@@ -1,24 +1,21 @@
 import type { HooklineConfig } from "@hookline/config";
 import { HooklineMetrics, type QueueBacklog, serveMetrics } from "@hookline/metrics";
-import type { QueueRouting } from "@hookline/queue";
-import { pendingByEndpoint, type StoreDb } from "@hookline/store";
+import { pendingByEndpoint } from "@hookline/store";
+import type { Infrastructure } from "./infrastructure.js";
 import type { Logger } from "./logger.js";
 
-/** This process's metrics: the backlog per queue read from the store, and open streams if it serves any. */
-export function createProcessMetrics({
-  routing,
-  db,
-  log,
-  backlogEveryMs,
-  openStreams,
-}: {
-  routing: QueueRouting;
-  db: StoreDb;
-  log: Logger;
-  /** HOOKLINE_METRICS_BACKLOG_EVERY. */
-  backlogEveryMs: number;
-  openStreams?: () => number;
-}): HooklineMetrics {
+/**
+ * This process's metrics: the backlog per queue read from the store every
+ * HOOKLINE_METRICS_BACKLOG_EVERY, and open streams if it serves any.
+ */
+export function createProcessMetrics(
+  config: HooklineConfig,
+  infra: Pick<Infrastructure, "store" | "producer">,
+  log: Logger,
+  openStreams?: () => number,
+): HooklineMetrics {
+  const { db } = infra.store;
+  const { routing } = infra.producer;
   const read = async () => {
     const now = Date.now();
     const byQueue = new Map<string, QueueBacklog>();
@@ -34,7 +31,7 @@ export function createProcessMetrics({
   return new HooklineMetrics({
     backlog: {
       read,
-      everyMs: backlogEveryMs,
+      everyMs: config.metricsBacklogEveryMs,
       onError: (error) => log.warn("metrics: backlog not read", { error: error.message }),
     },
     ...(openStreams && { openStreams }),
