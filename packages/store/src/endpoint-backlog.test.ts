@@ -164,7 +164,8 @@ test("deliveries made before they recorded their endpoint's seq are cancelled wi
     .set({ endpoint_seq: null } as never)
     .where("id", "in", old)
     .execute();
-  await deleteEndpoint(store.db, "unbound", "ep", NOW);
+  const deleted = await deleteEndpoint(store.db, "unbound", "ep", NOW);
   // Before any page: a new endpoint taking the id now must not find them pending.
   assert.deepEqual(await statusOf(old), ["cancelled"]);
+  assert.equal(deleted.cancelledWithRow, 3, "counted, for the cancelled deliveries metric");
 });

@@ -65,6 +65,8 @@ export interface DeletedEndpoint {
   tenantId: string;
   endpointId: string;
   seq: string;
+  /** Pending deliveries cancelled with the row (cancelUnboundPendingOf), before any page. */
+  cancelledWithRow: number;
 }
 
 /**
@@ -122,20 +124,22 @@ export async function cancelPendingOf(
 /**
  * In the transaction that deletes the endpoint row: cancels its pending deliveries made before
  * deliveries recorded their endpoint's seq, which match any endpoint with the id. Left for the
- * pages after the commit, a new endpoint taking the id meanwhile would be sent them.
+ * pages after the commit, a new endpoint taking the id meanwhile would be sent them. Returns how
+ * many.
  */
 export async function cancelUnboundPendingOf(
   tx: Kysely<Database>,
   tenantId: string,
   endpointId: string,
   now: Date,
-): Promise<void> {
-  await tx
+): Promise<number> {
+  const result = await tx
     .updateTable("deliveries")
     .set(cancellation(now))
     .where("tenant_id", "=", tenantId)
     .where("endpoint_id", "=", endpointId)
     .where("status", "=", "pending")
     .where("endpoint_seq", "is", null)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -189,8 +189,8 @@ export async function deleteEndpoint(
       .returning("seq")
       .executeTakeFirst();
     if (!row) throw new NotFoundError(`endpoint "${id}"`);
-    await cancelUnboundPendingOf(tx, tenantId, id, now);
-    return { tenantId, endpointId: id, seq: row.seq };
+    const cancelledWithRow = await cancelUnboundPendingOf(tx, tenantId, id, now);
+    return { tenantId, endpointId: id, seq: row.seq, cancelledWithRow };
   });
 }
 

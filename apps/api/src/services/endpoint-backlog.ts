@@ -67,6 +67,7 @@ export async function cancelDeletedBacklog(
   const warn = (message: string) => (error: unknown) => {
     deps.log.warn(message, { ...fields, error: error instanceof Error ? error.message : String(error) });
   };
+  if (endpoint.cancelledWithRow > 0) deps.onCancelled?.(endpoint.cancelledWithRow);
   const cancelled = await cancelPendingOf(deps.db, endpoint, now, {
     stop: deps.stopping,
     ...(deps.onCancelled && { onPage: deps.onCancelled }),
