@@ -39,17 +39,19 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
   return done;
 }
 
-test("writes run after the job, counted by queue; drain waits for every one", async () => {
+test("writes run after the job, counted by queue and delivery; drain waits for every one", async () => {
   const { deferred } = deferredWrites(2);
   const first = held();
   const second = held();
   await deferred.run(job("q1"), first.writes);
   await deferred.run(job("q2"), second.writes);
   assert.deepEqual([deferred.hasPending("q1"), deferred.hasPending("q2")], [true, true]);
+  assert.deepEqual([deferred.isRecording("d-q1"), deferred.isRecording("d-q3")], [true, false]);
   const draining = deferred.drain();
   first.finish();
   assert.equal(await settled(draining), false, "q2's writes are still pending");
   assert.equal(deferred.hasPending("q1"), false);
+  assert.deepEqual([deferred.isRecording("d-q1"), deferred.isRecording("d-q2")], [false, true]);
   second.finish();
   await draining;
   assert.equal(deferred.hasPending("q2"), false);

@@ -17,6 +17,8 @@ export class DeferredWrites {
   private readonly running = new Set<Promise<void>>();
   /** How many of them follow each queue's jobs. */
   private readonly perQueue = new Map<string, number>();
+  /** And each delivery's, for the sweeper: an answered attempt not yet recorded looks stranded. */
+  private readonly perDelivery = new Map<string, number>();
   private inlineUntil = 0;
 
   constructor(
@@ -38,13 +40,14 @@ export class DeferredWrites {
    * they are done, rejecting if they fail (the job fails, and BullMQ runs it again).
    */
   run(job: WritesOf, writes: () => Promise<void>): Promise<void> {
-    const { queue } = job;
+    const { queue, deliveryId } = job;
     if (this.running.size >= this.options.max || this.options.now() < this.inlineUntil)
       return writes().catch((error: unknown) => {
         this.failed();
         throw error;
       });
-    this.perQueue.set(queue, (this.perQueue.get(queue) ?? 0) + 1);
+    count(this.perQueue, queue, +1);
+    count(this.perDelivery, deliveryId, +1);
     const running: Promise<void> = writes()
       .catch((error: Error) => {
         this.failed();
@@ -52,9 +55,8 @@ export class DeferredWrites {
       })
       .finally(() => {
         this.running.delete(running);
-        const left = (this.perQueue.get(queue) ?? 1) - 1;
-        if (left === 0) this.perQueue.delete(queue);
-        else this.perQueue.set(queue, left);
+        count(this.perQueue, queue, -1);
+        count(this.perDelivery, deliveryId, -1);
       });
     this.running.add(running);
     return Promise.resolve();
@@ -75,8 +77,20 @@ export class DeferredWrites {
     return this.perQueue.has(queue);
   }
 
+  /** True while writes that follow a job of this delivery are pending: its attempt is unrecorded. */
+  isRecording(deliveryId: string): boolean {
+    return this.perDelivery.has(deliveryId);
+  }
+
   /** Resolves when every write started so far, and any started meanwhile, is done. */
   async drain(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
+}
+
+/** Adds delta to key's count, forgetting the key at zero. */
+function count(counts: Map<string, number>, key: string, delta: number): void {
+  const next = (counts.get(key) ?? 0) + delta;
+  if (next === 0) counts.delete(key);
+  else counts.set(key, next);
 }

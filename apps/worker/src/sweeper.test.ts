@@ -173,3 +173,64 @@ test("a sweep whose re-enqueue fails leaves the walk where it was, so the next g
   const walk: SweepWalk = h.deps.walk; // assert.equal narrowed the field to undefined above
   assert.equal(walk.after?.id, "a09");
 });
+
+test("a backlog falling due faster than sweeps read it does not keep the walk from coming back to the start", async () => {
+  // One hot endpoint's backlog: a delivery falls due every 2 ms (500/s), each with its job, more
+  // than a sweep's 5,000 reads in 15 s. Before it, one delivery whose job is lost once the walk
+  // has passed it.
+  let now = NOW;
+  const stranded = delivery("x", 2, false, NOW - 3_600_000);
+  const backlogFrom = NOW - 60_000;
+  const store: SweeperStore = {
+    exclusively: async (fn) => fn(),
+    findOverdue: async (dueBefore, limit, after) => {
+      const rows: Overdue[] = [];
+      if (!after || stranded.dueAt > after.dueAt) rows.push(stranded);
+      let t = after && after.dueAt.getTime() >= backlogFrom ? after.dueAt.getTime() + 2 : backlogFrom;
+      for (; t < dueBefore.getTime() && rows.length < limit; t += 2)
+        rows.push(delivery(`b${t}`, 0, false, t));
+      return rows;
+    },
+  };
+  let strandedHasJob = true;
+  const enqueued: EnqueueItem[] = [];
+  const deps = {
+    store,
+    producer: {
+      hasLiveJob: async (_endpoint: EndpointRef, id: string) => (id === "x" ? strandedHasJob : true),
+      enqueue: async (items: EnqueueItem[]) => void enqueued.push(...items),
+      unpause: async () => {},
+    },
+    now: () => now,
+    graceMs: 30_000,
+    batchSize: 500,
+    pagesPerSweep: 10,
+    walk: { after: undefined } as SweepWalk,
+    confirmAfterMs: 0,
+  };
+  await sweepOnce(deps);
+  strandedHasJob = false;
+  let sweeps = 0;
+  while (!enqueued.some((item) => item.deliveryId === "x") && sweeps < 120) {
+    now += 15_000;
+    sweeps += 1;
+    await sweepOnce(deps);
+  }
+  assert.deepEqual(
+    enqueued.map((item) => item.deliveryId),
+    ["x"],
+    `x put back within 30 minutes of sweeps (the walk is at ${deps.walk.after?.dueAt.toISOString()})`,
+  );
+  // The lap that began at the first sweep held 30,000 overdue deliveries: 6 sweeps of 5,000 read it.
+  assert.ok(sweeps <= 7, `put back after ${sweeps} sweeps`);
+});
+
+test("a delivery whose answered attempt this process is still recording is not put back", async () => {
+  const h = harness([delivery("a", 0), delivery("b", 0)], new Set());
+  h.deps = { ...h.deps, recording: (id: string) => id === "a" } as typeof h.deps;
+  assert.equal(await sweepOnce(h.deps), 1);
+  assert.deepEqual(
+    h.enqueued.map((item) => item.deliveryId),
+    ["b"],
+  );
+});

@@ -48,16 +48,27 @@ export interface SweeperDeps {
    * records an attempt just after its job ends, and in between an answered attempt looks stranded.
    */
   confirmAfterMs: number;
+  /**
+   * True while this process is still recording an answered attempt of the delivery: its job has
+   * ended (and is gone), its row not yet written, so it looks stranded although it was sent.
+   */
+  recording?: (deliveryId: string) => boolean;
 }
 
 /**
  * The sweeps' place in the overdue deliveries. A sweep checks up to pagesPerSweep pages and the
  * next goes on after them, back to the start after a short page: overdue deliveries that do have
  * jobs (a backlog held back by an endpoint's limits) cannot hide a stranded one behind them for
- * good. With N overdue, each is checked at least once every N / (batchSize * pagesPerSweep) sweeps.
+ * good. A lap of the walk reads only what was overdue when it began (lapEnd): with a bound that
+ * moved on with every sweep, a backlog falling due faster than sweeps read it never gave a short
+ * page, and the walk never came back to a delivery that lost its job after it passed. With N
+ * overdue at a lap's start, each is checked at least once every N / (batchSize * pagesPerSweep)
+ * sweeps, plus one.
  */
 export interface SweepWalk {
   after: OverduePosition | undefined;
+  /** Due times this lap reads up to: set when a lap starts, cleared when it ends. */
+  lapEnd?: Date | undefined;
 }
 
 /**
@@ -69,7 +80,9 @@ export interface SweepWalk {
 export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> {
   return deps.store.exclusively(async () => {
     const start = deps.walk.after;
-    const { jobless, last, waiting } = await findJobless(deps, start, () => true);
+    const lapEnd =
+      (start !== undefined ? deps.walk.lapEnd : undefined) ?? new Date(deps.now() - deps.graceMs);
+    const { jobless, last, waiting } = await findJobless(deps, start, lapEnd, () => true);
     // An overdue delivery whose job waits may wait on a queue a removal cut short left paused
     // (the delete of an endpoint whose id was taken again, with Redis away): resumed here, once
     // a sweep per queue, should CreateEndpoint not have managed it then.
@@ -77,28 +90,29 @@ export async function sweepOnce(deps: SweeperDeps): Promise<number | undefined> 
     let count = 0;
     if (jobless.size > 0) {
       await delay(deps.confirmAfterMs);
-      const stranded = (await findJobless(deps, start, (key) => jobless.has(key))).jobless;
+      const stranded = (await findJobless(deps, start, lapEnd, (key) => jobless.has(key))).jobless;
       await deps.producer.enqueue([...stranded.values()]);
       count = stranded.size;
     }
     // Only once they are back on their queues: a sweep that failed goes over the same pages again.
     deps.walk.after = last;
+    deps.walk.lapEnd = last === undefined ? undefined : lapEnd;
     return count;
   });
 }
 
 /**
- * Overdue deliveries after `after`, up to pagesPerSweep pages (of those `worth` checking), whose
- * due attempt has no job, by `id#attempt`; the endpoints of those whose job is there but waits;
- * and where the next walk starts (undefined after a short page: the start).
+ * Overdue deliveries due before dueBefore and after `after`, up to pagesPerSweep pages (of those
+ * `worth` checking), whose due attempt has no job, by `id#attempt`; the endpoints of those whose
+ * job is there but waits; and where the next walk starts (undefined after a short page: the start).
  */
 async function findJobless(
   deps: SweeperDeps,
   after: OverduePosition | undefined,
+  dueBefore: Date,
   worth: (key: string) => boolean,
 ) {
   const limit = deps.batchSize ?? 500;
-  const dueBefore = new Date(deps.now() - deps.graceMs);
   const jobless = new Map<string, EnqueueItem>();
   const waiting = new Map<string, EndpointRef>();
   let last = after;
@@ -107,7 +121,7 @@ async function findJobless(
     for (const delivery of overdue) {
       const attemptNumber = delivery.attemptCount + 1;
       const key = `${delivery.id}#${attemptNumber}`;
-      if (!worth(key)) continue;
+      if (!worth(key) || deps.recording?.(delivery.id)) continue;
       if (await deps.producer.hasLiveJob(delivery, delivery.id, attemptNumber)) {
         waiting.set(`${delivery.tenantId}\u0000${delivery.endpointId}`, delivery);
         continue;

@@ -70,7 +70,9 @@ const DEFERRED_WRITES_MAX = 256;
 const INLINE_AFTER_FAILURE_MS = 10_000;
 /**
  * A delivery the sweeper finds with no job is put back if it is still so this much later: an
- * attempt is recorded within milliseconds of its job's end on a healthy store.
+ * attempt is recorded within milliseconds of its job's end on a healthy store. One whose answer
+ * this process is still recording is never put back; one another worker process answered, if its
+ * record takes longer than this, is (and sent again: at least once).
  */
 const SWEEP_CONFIRM_AFTER_MS = 1000;
 
@@ -204,6 +206,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       graceMs: deps.sweeper.graceMs,
       walk: sweepWalk,
       confirmAfterMs: SWEEP_CONFIRM_AFTER_MS,
+      recording: (deliveryId) => deferred.isRecording(deliveryId),
     });
     if (count) {
       deps.metrics?.sweeperReenqueued.inc(count);
