@@ -221,8 +221,9 @@ test("a backlog falling due faster than sweeps read it does not keep the walk fr
     ["x"],
     `x put back within 30 minutes of sweeps (the walk is at ${deps.walk.after?.dueAt.toISOString()})`,
   );
-  // The lap that began at the first sweep held 30,000 overdue deliveries: 6 sweeps of 5,000 read it.
-  assert.ok(sweeps <= 7, `put back after ${sweeps} sweeps`);
+  // The first lap held x and 15,000 of the backlog: it ends in the fourth sweep (a short page), and
+  // the next lap starts with x.
+  assert.ok(sweeps <= 4, `put back after ${sweeps} sweeps`);
 });
 
 test("a delivery whose answered attempt this process is still recording is not put back", async () => {
