@@ -16,7 +16,7 @@ const shared = sharedTestService(settings, {
   HOOKLINE_RETRY_SCHEDULE: "20ms",
 });
 
-test("an endpoint that only fails for the configured period is disabled; re-enabling resumes delivery", async () => {
+test("an endpoint whose attempts fail over the configured period is disabled; re-enabling resumes delivery", async () => {
   let healthy = false;
   const failing = await shared.receiver(() => ({ status: healthy ? 200 : 500 }));
   const fine = await shared.receiver();
@@ -30,6 +30,14 @@ test("an endpoint that only fails for the configured period is disabled; re-enab
     (t) => t > (failing.requests[0]?.receivedAt ?? 0) + 1100,
     { everyMs: 100 },
   );
+  assert.deepEqual(
+    (await shared.svc.service.worker.maintain())?.disabled,
+    [],
+    "over 1 s since its first failure, but not tried since: not failing over the period",
+  );
+  // Tried again, still failing: its failures now span more than the period.
+  await shared.svc.emit.emit({ tenantId: "auto", eventId: "e1b", eventType: "x", dataJson: "{}" });
+  await finalDeliveries(shared.svc, "auto", "e1b");
   const result = await shared.svc.service.worker.maintain();
   assert.deepEqual(result?.disabled, [{ tenantId: "auto", endpointId: "failing" }]);
   const { endpoint } = await shared.svc.endpoints.getEndpoint({ tenantId: "auto", id: "failing" });

@@ -9,7 +9,7 @@ import {
 export interface MaintenanceDeps {
   db: StoreDb;
   now(): number;
-  /** Endpoints failing without a success for this long are disabled. */
+  /** Endpoints whose attempts have all failed over this long are disabled. */
   disableAfterMs: number;
   /** Events, deliveries and attempts older than this are purged. */
   retentionMs: number;
@@ -29,7 +29,7 @@ export async function maintainOnce(deps: MaintenanceDeps): Promise<MaintenanceRe
     const now = deps.now();
     const disabled = await disableFailingEndpoints(
       deps.db,
-      new Date(now - deps.disableAfterMs),
+      deps.disableAfterMs,
       `disabled automatically: every attempt failed for ${describe(deps.disableAfterMs)}`,
       new Date(now),
     );

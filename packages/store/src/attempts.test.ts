@@ -248,14 +248,20 @@ test("a 410 disables the endpoint with its reason", async () => {
   );
 });
 
-test("an endpoint's run of failures dates from its first failure, and a success ends it", async () => {
+test("an endpoint's run of failures dates from its first failure, a success ends it, and only failures that span the period disable", async () => {
   const at = (secondsAgo: number) => new Date(now.getTime() - secondsAgo * 1000);
   const stillFailing = await deliveryTo("runs", "still-failing", { id: "sf", type: "sf" });
   const healed = await deliveryTo("runs", "healed", { id: "h", type: "h" });
+  // Failed once, 10 minutes ago, and was sent nothing since: its receiver may well be mended.
+  const quiet = await deliveryTo("runs", "quiet", { id: "q", type: "q" });
   // Separate batches, as attempts minutes apart are: the second failure keeps the run's start.
   await recordAttempts(
     store.db,
-    [result(stillFailing, 1, { startedAt: at(600) }), result(healed, 1, { startedAt: at(600) })],
+    [
+      result(stillFailing, 1, { startedAt: at(600) }),
+      result(healed, 1, { startedAt: at(600) }),
+      result(quiet, 1, { startedAt: at(600) }),
+    ],
     now,
   );
   await recordAttempts(
@@ -271,6 +277,12 @@ test("an endpoint's run of failures dates from its first failure, and a success 
     ],
     now,
   );
-  const disabled = await disableFailingEndpoints(store.db, at(300), "failing for 5 minutes", now);
+  const disabled = await disableFailingEndpoints(store.db, 300_000, "failing for 5 minutes", now);
   assert.deepEqual(disabled, [{ tenantId: "runs", endpointId: "still-failing" }]);
+  assert.equal((await getEndpoint(store.db, "runs", "quiet")).status, "enabled");
+  // Tried again and failing still, 10 minutes into its run: now its failures span the period.
+  await recordAttempts(store.db, [result(quiet, 2, { startedAt: now })], now);
+  assert.deepEqual(await disableFailingEndpoints(store.db, 300_000, "failing for 5 minutes", now), [
+    { tenantId: "runs", endpointId: "quiet" },
+  ]);
 });

@@ -2,20 +2,31 @@ import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Database } from "./schema.js";
 
 /**
- * Disables enabled endpoints whose attempts have all failed since before failingBefore (no
- * success in that time). Returns the (tenant, endpoint) pairs disabled.
+ * Disables enabled endpoints whose attempts have all failed for failingForMs: the run of failures
+ * (no success) began that long before its latest failed attempt. Judged by the attempts, not by
+ * the clock alone: an endpoint that failed once and was then sent nothing for days (a receiver
+ * mended meanwhile, its next event a week away) is not disabled for days it was not tried.
+ * Returns the (tenant, endpoint) pairs disabled.
  */
 export async function disableFailingEndpoints(
   db: Kysely<Database>,
-  failingBefore: Date,
+  failingForMs: number,
   reason: string,
   now: Date,
 ): Promise<{ tenantId: string; endpointId: string }[]> {
+  const span = sql`${failingForMs} * interval '1 millisecond'`;
+  // The endpoint's latest attempt, one step back through attempts_endpoint: while failing_since is
+  // set, every attempt since it failed. An attempt of a deleted endpoint with the same id is older
+  // than this endpoint's run, so it cannot stand for its latest.
+  const latestAttempt = sql`(select a.started_at from hookline.attempts a
+      where a.tenant_id = endpoints.tenant_id and a.endpoint_id = endpoints.id
+      order by a.id desc limit 1)`;
   const rows = await db
     .updateTable("endpoints")
     .set({ status: "disabled", disabled_reason: reason, updated_at: now })
     .where("status", "=", "enabled")
-    .where("failing_since", "<", failingBefore)
+    .where("failing_since", "<=", sql<Date>`${now}::timestamptz - ${span}`)
+    .where(sql<boolean>`${latestAttempt} >= failing_since + ${span}`)
     .returning(["tenant_id", "id"])
     .execute();
   return rows.map((row) => ({ tenantId: row.tenant_id, endpointId: row.id }));
