@@ -9,7 +9,7 @@ export async function startWorkerFromConfig(
   config: HooklineConfig,
   infra: Infrastructure,
   log: Logger,
-  hooks: { metrics?: HooklineMetrics } = {},
+  hooks: { metrics?: HooklineMetrics; outageWaitMs?: number } = {},
 ): Promise<RunningWorker> {
   const http = createHttpClient({
     timeoutMs: config.delivery.timeoutMs,

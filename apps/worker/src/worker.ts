@@ -8,6 +8,7 @@ import {
   type AttemptResult,
   cancelDeliveries,
   type DeliveryWork,
+  isConnectionError,
   loadDeliveryWork,
   type RecordedAttempt,
   recordAttempts,
@@ -39,6 +40,8 @@ export interface WorkerDeps {
   idleCloseMs?: number;
   /** Lock lifetime of an in-flight job; a dead worker's jobs run again after about 1.5 times this. */
   stalledAfterMs?: number;
+  /** How long a queue waits after a job found the store away (5 s by default; tests shorten it). */
+  outageWaitMs?: number;
   now?: () => number;
   random?: () => number;
   log?: Logger;
@@ -85,6 +88,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     (message, fields) => log.error(message, fields),
     "queue error",
     "more queue errors",
+  );
+  // In a store outage every open queue's next job finds it away: the first is logged, then a count.
+  const storeAway = coalescedLog(
+    (message, fields) => log.warn(message, fields),
+    "the database is unavailable; a queue whose job found it so waits 5 s and tries again",
+    "more jobs found the database unavailable",
   );
   // One load in flight, like the recorder: jobs that start meanwhile share the next one. Two in
   // flight made batches half as big for no gain on servers, and embedded (one PGlite session runs
@@ -173,6 +182,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       onStalled: (jobId, queue) =>
         log.warn("delivery job stalled (its lock lapsed); it runs again", { queue, jobId }),
       writesPending: (queue) => deferred.hasPending(queue),
+      isOutage: isConnectionError,
+      ...(deps.outageWaitMs !== undefined && { outageWaitMs: deps.outageWaitMs }),
+      onOutage: (error, queue) =>
+        storeAway({ queue, error: error instanceof Error ? error.message : String(error) }),
       onJobFailed: (jobId, error, queue) =>
         log.warn("delivery job failed on our side; BullMQ runs it again", {
           queue,

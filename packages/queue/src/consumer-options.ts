@@ -45,6 +45,17 @@ export interface ConsumerOptions {
    */
   onJobFailed?: (jobId: string, error: Error, queueName: string) => void;
   /**
+   * True for an error that says our store is away, not that this job went wrong. The job then goes
+   * back to wait without using an infrastructure retry, and its queue takes no job for
+   * outageWaitMs, in every worker process (BullMQ's manual rate limit). Failed instead, jobs kept
+   * doubling their backoff through the outage and waited about as long again after it ended.
+   */
+  isOutage?: (error: unknown) => boolean;
+  /** How long a queue waits after a job found the store away: 5 s by default. */
+  outageWaitMs?: number;
+  /** A job found the store away (isOutage): it runs again once its queue has waited. */
+  onOutage?: (error: unknown, queueName: string) => void;
+  /**
    * True while writes that follow this queue's finished jobs are pending (the worker records an
    * attempt after its job ends): its overdue deliveries are those, not a stalled job's.
    */

@@ -1,4 +1,4 @@
-import type { Job } from "bullmq";
+import { type Job, Worker } from "bullmq";
 import type { QueueBackend } from "./backend.js";
 import type { ConsumerOptions, DeliveryProcessor, QueueDemand } from "./consumer-options.js";
 import { DueWakeups } from "./due-wakeups.js";
@@ -7,6 +7,9 @@ import { stillHeld } from "./held-job.js";
 import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queue.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 import { closeWorker, WorkerStillClosingError } from "./worker-close.js";
+
+/** How long a queue waits after one of its jobs found the store away (ConsumerOptions.isOutage). */
+const OUTAGE_WAIT_MS = 5000;
 
 /**
  * Serves delivery queues on demand: a BullMQ Worker is opened for a queue only while it has work
@@ -259,6 +262,11 @@ export class DeliveryConsumer {
         const held = () => stillHeld(this.backend, job, token, this.options.stalledAfterMs);
         try {
           await this.processor(job.data, item.queue, held);
+        } catch (error) {
+          if (!this.options.isOutage?.(error)) throw error;
+          this.options.onOutage?.(error, item.queue);
+          await worker.rateLimit(this.options.outageWaitMs ?? OUTAGE_WAIT_MS);
+          throw Worker.RateLimitError();
         } finally {
           entry.inFlight -= 1;
           entry.lastBusyAt = this.now();
