@@ -1,5 +1,5 @@
 import type { TestSettings } from "@hookline/testkit";
-import { cpuBetween, sampleCpu } from "./cpu.js";
+import { watchCpu } from "./cpu.js";
 import { emitEvents } from "./emit-load.js";
 import { startHooklineSession } from "./hookline-session.js";
 import type { BackendKind, BenchOptions } from "./options.js";
@@ -68,7 +68,7 @@ export async function runBackend(
       kind === "servers" && session.databaseUrl ? serverCounters(session.databaseUrl) : undefined;
     const serversBefore = await servers?.sample();
     toggleProfiles();
-    const cpuBefore = sampleCpu(targets);
+    const cpuWindow = watchCpu(targets);
     const reached = receiver.waitFor(expected);
     reached.catch(() => {});
     const ticker = progressTicker(receiver, expected);
@@ -82,7 +82,7 @@ export async function runBackend(
       throw new Error(`Emit made ${load.deliveries} deliveries, not ${expected}`);
     const last = await reached.finally(() => ticker.stop());
     const settledAt = await waitUntilNonePending(attemptLog, TENANT);
-    const cpu = cpuBetween(cpuBefore, sampleCpu(targets));
+    const cpu = cpuWindow.stop();
     toggleProfiles();
     const redisAfter = await servers?.redis();
 

@@ -1,6 +1,6 @@
 import type { TestSettings } from "@hookline/testkit";
 import { quantileBetween, readEmitHandling } from "./api-latency.js";
-import { cpuBetween, sampleCpu } from "./cpu.js";
+import { watchCpu } from "./cpu.js";
 import { emitEvents } from "./emit-load.js";
 import { type HooklineSession, startHooklineSession } from "./hookline-session.js";
 import type { BackendKind, BenchOptions } from "./options.js";
@@ -82,7 +82,7 @@ export async function runEmitLatency(
       }),
     );
     log(`Emit: as many as accepted in ${options.emitMaxSeconds} s, ${MAX_IN_FLIGHT} in flight`);
-    const cpuBefore = sampleCpu(session.cpuTargets);
+    const cpuWindow = watchCpu(session.cpuTargets);
     const max = await emitEvents(emit, {
       tenantId,
       prefix: "max",
@@ -90,7 +90,7 @@ export async function runEmitLatency(
       inFlight: MAX_IN_FLIGHT,
       deadline: performance.now() + options.emitMaxSeconds * 1000,
     });
-    const maxCpu = cpuBetween(cpuBefore, sampleCpu(session.cpuTargets));
+    const maxCpu = cpuWindow.stop();
     const alone = kind === "servers" ? await acceptedAlone(session, options) : undefined;
     failed = false;
     return {
@@ -130,7 +130,7 @@ async function acceptedAlone(
   log(
     `Emit with the worker stopped: as many as accepted in ${options.emitMaxSeconds} s, ${MAX_IN_FLIGHT} in flight`,
   );
-  const before = sampleCpu(session.cpuTargets);
+  const cpuWindow = watchCpu(session.cpuTargets);
   const run = await emitEvents(session.emit, {
     tenantId: session.tenantId,
     prefix: "alone",
@@ -138,7 +138,7 @@ async function acceptedAlone(
     inFlight: MAX_IN_FLIGHT,
     deadline: performance.now() + options.emitMaxSeconds * 1000,
   });
-  const cpu = cpuBetween(before, sampleCpu(session.cpuTargets));
+  const cpu = cpuWindow.stop();
   if (options.profileDir) api?.child.kill("SIGUSR2");
   return {
     paced,

@@ -6,7 +6,7 @@ import { createTestBackend, type TestSettings } from "@hookline/testkit";
 import type { Queue } from "bullmq";
 import pg from "pg";
 import { track } from "../children.js";
-import { type CpuTargets, cpuBetween, sampleCpu } from "../cpu.js";
+import { type CpuTargets, watchCpu } from "../cpu.js";
 import { DATA_JSON } from "../emit-load.js";
 import type { ReceiverHandle } from "../receiver.js";
 import { MACHINE } from "../report.js";
@@ -92,12 +92,12 @@ export async function runReference(
     log(`emitting ${options.events} events to ${options.endpoints} endpoints (${expected} deliveries)`);
     const reached = receiver.waitFor(expected);
     reached.catch(() => {});
-    const cpuBefore = sampleCpu(targets);
+    const cpuWindow = watchCpu(targets);
     const startedAt = performance.timeOrigin + performance.now();
     await emitAll("evt", options.events);
     await reached;
     const settledAt = await settle();
-    const cpu = cpuBetween(cpuBefore, sampleCpu(targets));
+    const cpu = cpuWindow.stop();
 
     const { rows } = await pool.query<{ delivered: string; attempts: string }>(
       `select (select count(*) from deliveries where status = 'delivered') as delivered,
