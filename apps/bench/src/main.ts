@@ -15,6 +15,7 @@ import {
 } from "./options.js";
 import { profilesUnder, summarizeProfile } from "./profile-summary.js";
 import { measureQueueFloor } from "./queue-floor.js";
+import { ratioSummaryLines } from "./ratio-summary.js";
 import { serversProblem } from "./reachable.js";
 import { startReceiverProcess } from "./receiver.js";
 import { cpuTable, emitLine, loadText, machineText, resultsTable } from "./report.js";
@@ -130,6 +131,8 @@ async function main(options: BenchOptions): Promise<number> {
         `BullMQ's PostgreSQL backend), and against the plain POST loop (${Math.round(ceiling.perSecond).toLocaleString("en-US")} req/s):`,
     );
     out(comparisonTable(ceiling, pairs));
+    // One ratio per round is as noisy as the machine: with several, their middle and spread.
+    for (const line of ratioSummaryLines(pairs)) out(line);
     if (!withReference) out("reference design skipped: it needs the local PostgreSQL and Redis");
     if (backends.includes("servers")) {
       progress("BullMQ alone on Redis (the queue floor):");

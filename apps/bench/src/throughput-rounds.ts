@@ -12,9 +12,17 @@ export type Bounded = <T>(work: Promise<T>, what: string) => Promise<T>;
 const MATCHING: Record<BackendKind, ReferenceQueue> = { servers: "redis", embedded: "postgres" };
 const REFERENCE_NAME: Record<ReferenceQueue, string> = { redis: "Redis", postgres: "PostgreSQL" };
 
+/** Which run of a pair goes first: the reference in odd rounds, Hookline in even ones. */
+export function pairOrder(round: number): readonly ("reference" | "hookline")[] {
+  // Always first, one side would always get the machine fresh (caches, frequency, the other
+  // run's leftovers); alternating spreads that over both.
+  return round % 2 === 1 ? ["reference", "hookline"] : ["hookline", "reference"];
+}
+
 /**
- * The throughput section: per round, reference on Redis then Hookline servers, reference on
- * BullMQ's PostgreSQL backend then Hookline embedded, so each pair shares the machine's mood.
+ * The throughput section: per round, Hookline servers with the reference on Redis, then Hookline
+ * embedded with the reference on BullMQ's PostgreSQL backend, so each pair shares the machine's
+ * mood; within a pair, the order alternates from round to round (pairOrder).
  */
 export async function runThroughputRounds(
   settings: TestSettings,
@@ -31,25 +39,30 @@ export async function runThroughputRounds(
     for (const kind of order) {
       const queue = MATCHING[kind];
       let reference: ComparedPair["reference"];
-      if (withReference) {
-        process.stderr.write(`round ${round}, reference design on ${REFERENCE_NAME[queue]}:\n`);
-        reference = await bounded(
-          runReference(
-            settings,
-            queue,
-            {
-              events: options.events,
-              endpoints: options.endpoints,
-              inFlight: options.emitConcurrency,
-              concurrency: options.referenceConcurrency,
-            },
-            receiver,
-          ),
-          `the reference run on ${REFERENCE_NAME[queue]}`,
-        );
+      let run: BackendResult | undefined;
+      for (const side of pairOrder(round)) {
+        if (side === "reference" && withReference) {
+          process.stderr.write(`round ${round}, reference design on ${REFERENCE_NAME[queue]}:\n`);
+          reference = await bounded(
+            runReference(
+              settings,
+              queue,
+              {
+                events: options.events,
+                endpoints: options.endpoints,
+                inFlight: options.emitConcurrency,
+                concurrency: options.referenceConcurrency,
+              },
+              receiver,
+            ),
+            `the reference run on ${REFERENCE_NAME[queue]}`,
+          );
+        } else if (side === "hookline") {
+          process.stderr.write(`round ${round}, hookline ${kind}:\n`);
+          run = await bounded(runBackend(settings, kind, options, receiver), `the ${kind} run`);
+        }
       }
-      process.stderr.write(`round ${round}, hookline ${kind}:\n`);
-      const run = await bounded(runBackend(settings, kind, options, receiver), `the ${kind} run`);
+      if (!run) throw new Error(`round ${round} ran no hookline ${kind}`);
       runs.push(run);
       pairs.push({
         round,
