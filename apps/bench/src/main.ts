@@ -94,25 +94,31 @@ async function main(options: BenchOptions): Promise<number> {
       data: JSON.parse(DATA_JSON),
     });
     progress(`plain POST loop: ${options.ceilingRequests} requests of ${body.length} B to ${receiver.url}`);
-    const ceiling = await bounded(
-      measureCeiling(receiver, body, { requests: options.ceilingRequests }),
-      "the plain POST loop",
-    );
     // The reference design keeps its rows in PostgreSQL whatever its queue: it needs the servers.
     const withReference = backends.includes("servers") || (await serversProblem()) === undefined;
-    const { pairs, runs } = await runThroughputRounds(
+    const { pairs, runs, ceilings } = await runThroughputRounds(
       settings,
       backends,
       withReference,
       options,
       receiver,
       bounded,
+      () => measureCeiling(receiver, body, { requests: options.ceilingRequests }),
     );
 
     out();
-    out(resultsTable(ceiling, runs, concurrencyText));
+    out(
+      resultsTable(
+        ceilings.map((ceiling, i) => ({
+          round: i + 1,
+          ceiling,
+          runs: runs.filter((run) => run.round === i + 1).map((run) => run.result),
+        })),
+        concurrencyText,
+      ),
+    );
     out();
-    for (const run of runs) {
+    for (const { result: run } of runs) {
       out(emitLine(run, options.events));
       if (run.serverWork) out(run.serverWork);
     }
@@ -128,9 +134,9 @@ async function main(options: BenchOptions): Promise<number> {
     out(
       `Hookline at its defaults against the reference design (PostgreSQL rows, a BullMQ queue per endpoint, ` +
         `worker concurrency ${options.referenceConcurrency}; servers ↔ reference on Redis, embedded ↔ reference on ` +
-        `BullMQ's PostgreSQL backend), and against the plain POST loop (${Math.round(ceiling.perSecond).toLocaleString("en-US")} req/s):`,
+        `BullMQ's PostgreSQL backend), and against the plain POST loop of the same round (${ceilingsText(ceilings)}):`,
     );
-    out(comparisonTable(ceiling, pairs));
+    out(comparisonTable(pairs));
     // One ratio per round is as noisy as the machine: with several, their middle and spread.
     for (const line of ratioSummaryLines(pairs)) out(line);
     if (!withReference) out("reference design skipped: it needs the local PostgreSQL and Redis");
@@ -181,6 +187,13 @@ async function main(options: BenchOptions): Promise<number> {
     }
   }
   return 0;
+}
+
+/** Each round's plain POST rate, so a change in the machine between rounds shows. */
+function ceilingsText(ceilings: readonly { perSecond: number }[]): string {
+  return ceilings
+    .map((c, i) => `round ${i + 1}: ${Math.round(c.perSecond).toLocaleString("en-US")} req/s`)
+    .join(", ");
 }
 
 function progressText({ count, firstAt, lastAt }: { count: number; firstAt: number; lastAt: number }) {

@@ -11,6 +11,8 @@ const run = (label: string, perSecond: number) => ({
   cpu: new Map<string, number>(),
 });
 
+const ceiling = { requests: 20_000, seconds: 1, perSecond: 20_000 };
+
 test("the reference goes first in odd rounds, Hookline in even ones", () => {
   assert.deepEqual(pairOrder(1), ["reference", "hookline"]);
   assert.deepEqual(pairOrder(2), ["hookline", "reference"]);
@@ -25,14 +27,30 @@ test("median of odd and even counts", () => {
 
 test("each backend's ratios to the reference are summed up as median and range, once there are two", () => {
   const pairs: ComparedPair[] = [
-    { round: 1, reference: run("reference, BullMQ on Redis", 1000), hookline: run("hookline servers", 1500) },
     {
       round: 1,
+      ceiling,
+      reference: run("reference, BullMQ on Redis", 1000),
+      hookline: run("hookline servers", 1500),
+    },
+    {
+      round: 1,
+      ceiling,
       reference: run("reference, BullMQ on PostgreSQL", 500),
       hookline: run("hookline embedded", 600),
     },
-    { round: 2, reference: run("reference, BullMQ on Redis", 1000), hookline: run("hookline servers", 1200) },
-    { round: 3, reference: run("reference, BullMQ on Redis", 1000), hookline: run("hookline servers", 1300) },
+    {
+      round: 2,
+      ceiling,
+      reference: run("reference, BullMQ on Redis", 1000),
+      hookline: run("hookline servers", 1200),
+    },
+    {
+      round: 3,
+      ceiling,
+      reference: run("reference, BullMQ on Redis", 1000),
+      hookline: run("hookline servers", 1300),
+    },
   ];
   assert.deepEqual(ratioSummaryLines(pairs), [
     "hookline servers ÷ reference, BullMQ on Redis: median 1.30, range 1.20–1.50 over 3 rounds",

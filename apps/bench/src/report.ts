@@ -32,10 +32,17 @@ export function table(header: string[], rows: string[][]): string {
 const fixed = (n: number, digits = 0) =>
   n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-/** The ceiling and every backend run, one row each. */
-export function resultsTable(ceiling: CeilingResult, runs: BackendResult[], concurrencyText: string): string {
-  const rows = [
+/**
+ * Each round's plain POST loop and that round's backend runs, one row each; a run is divided by
+ * its own round's ceiling.
+ */
+export function resultsTable(
+  rounds: readonly { round: number; ceiling: CeilingResult; runs: readonly BackendResult[] }[],
+  concurrencyText: string,
+): string {
+  const rows = rounds.flatMap(({ round, ceiling, runs }) => [
     [
+      String(round),
       "plain POST loop (undici, 64 in flight)",
       "-",
       fixed(ceiling.requests),
@@ -49,6 +56,7 @@ export function resultsTable(ceiling: CeilingResult, runs: BackendResult[], conc
     ...runs.map((run) => {
       const perSecond = run.deliveries / run.seconds;
       return [
+        String(round),
         `hookline ${run.backend}`,
         concurrencyText,
         fixed(run.deliveries),
@@ -60,9 +68,10 @@ export function resultsTable(ceiling: CeilingResult, runs: BackendResult[], conc
         fixed(perSecond / ceiling.perSecond, 3),
       ];
     }),
-  ];
+  ]);
   return table(
     [
+      "round",
       "run",
       "endpoint conc.",
       "POSTs",

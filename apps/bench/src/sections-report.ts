@@ -16,6 +16,8 @@ const fixed = (n: number, digits = 0) =>
 /** One Hookline run and the reference run it is compared with, measured in the same round. */
 export interface ComparedPair {
   round: number;
+  /** The plain POST loop measured at the start of this round. */
+  ceiling: CeilingResult;
   reference: ThroughputRun | undefined;
   hookline: ThroughputRun;
 }
@@ -27,8 +29,13 @@ function cpuMsPerDelivery(run: ThroughputRun): number {
 }
 
 /** Reference and Hookline rows, each Hookline row with its ratio to the reference beside it. */
-export function comparisonTable(ceiling: CeilingResult, pairs: ComparedPair[]): string {
-  const row = (round: number, run: ThroughputRun, reference: ThroughputRun | undefined) => {
+export function comparisonTable(pairs: ComparedPair[]): string {
+  const row = (
+    round: number,
+    ceiling: CeilingResult,
+    run: ThroughputRun,
+    reference: ThroughputRun | undefined,
+  ) => {
     const perSecond = run.deliveries / run.seconds;
     const machine = run.cpu.get(MACHINE);
     return [
@@ -43,9 +50,9 @@ export function comparisonTable(ceiling: CeilingResult, pairs: ComparedPair[]): 
       machine === undefined ? "-" : `${fixed((100 * machine) / run.seconds)}%`,
     ];
   };
-  const rows = pairs.flatMap(({ round, reference, hookline }) => [
-    ...(reference ? [row(round, reference, undefined)] : []),
-    row(round, hookline, reference),
+  const rows = pairs.flatMap(({ round, ceiling, reference, hookline }) => [
+    ...(reference ? [row(round, ceiling, reference, undefined)] : []),
+    row(round, ceiling, hookline, reference),
   ]);
   return table(
     [

@@ -1,9 +1,17 @@
 import type { TestSettings } from "@hookline/testkit";
 import { type BackendResult, runBackend } from "./backend-run.js";
+import type { CeilingResult } from "./ceiling.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import type { ReceiverHandle } from "./receiver.js";
 import { type ReferenceQueue, runReference } from "./reference/run.js";
 import type { ComparedPair } from "./sections-report.js";
+
+/** A Hookline run with its round and the plain POST loop measured at that round's start. */
+export interface RoundRun {
+  round: number;
+  ceiling: CeilingResult;
+  result: BackendResult;
+}
 
 /** Bounds one run in time; on failure it stops every process and rethrows. */
 export type Bounded = <T>(work: Promise<T>, what: string) => Promise<T>;
@@ -22,7 +30,9 @@ export function pairOrder(round: number): readonly ("reference" | "hookline")[] 
 /**
  * The throughput section: per round, Hookline servers with the reference on Redis, then Hookline
  * embedded with the reference on BullMQ's PostgreSQL backend, so each pair shares the machine's
- * mood; within a pair, the order alternates from round to round (pairOrder).
+ * mood; within a pair, the order alternates from round to round (pairOrder). Each round starts
+ * with the plain POST loop (measureCeiling), so each run is divided by a ceiling measured next to
+ * it, not by one from minutes before on a machine whose load has since changed.
  */
 export async function runThroughputRounds(
   settings: TestSettings,
@@ -31,11 +41,16 @@ export async function runThroughputRounds(
   options: BenchOptions,
   receiver: ReceiverHandle,
   bounded: Bounded,
-): Promise<{ pairs: ComparedPair[]; runs: BackendResult[] }> {
+  measureCeiling: () => Promise<CeilingResult>,
+): Promise<{ pairs: ComparedPair[]; runs: RoundRun[]; ceilings: CeilingResult[] }> {
   const pairs: ComparedPair[] = [];
-  const runs: BackendResult[] = [];
+  const runs: RoundRun[] = [];
+  const ceilings: CeilingResult[] = [];
   const order = (["servers", "embedded"] as const).filter((kind) => backends.includes(kind));
   for (let round = 1; round <= options.rounds; round++) {
+    process.stderr.write(`round ${round}, plain POST loop:\n`);
+    const ceiling = await bounded(measureCeiling(), "the plain POST loop");
+    ceilings.push(ceiling);
     for (const kind of order) {
       const queue = MATCHING[kind];
       let reference: ComparedPair["reference"];
@@ -63,9 +78,10 @@ export async function runThroughputRounds(
         }
       }
       if (!run) throw new Error(`round ${round} ran no hookline ${kind}`);
-      runs.push(run);
+      runs.push({ round, ceiling, result: run });
       pairs.push({
         round,
+        ceiling,
         reference,
         hookline: {
           label: `hookline ${kind}`,
@@ -76,5 +92,5 @@ export async function runThroughputRounds(
       });
     }
   }
-  return { pairs, runs };
+  return { pairs, runs, ceilings };
 }
