@@ -3,13 +3,15 @@ import type pg from "pg";
 
 // The reference design's rows: what a team would write first with PostgreSQL and BullMQ. Plain
 // tables, primary keys only; the worker reads one delivery by id, so no other index is needed.
+// No foreign keys either: Hookline's schema has none, and each would cost every delivery insert
+// a lookup (and a row lock) in the table it references, PostgreSQL work Hookline does not do.
 
 const DDL = `
   create table endpoints (id text primary key, url text not null, secret text not null);
   create table events (id text primary key, type text not null, data text not null,
     created_at timestamptz not null default now());
-  create table deliveries (id text primary key, event_id text not null references events,
-    endpoint_id text not null references endpoints, status text not null, attempts int not null default 0);
+  create table deliveries (id text primary key, event_id text not null, endpoint_id text not null,
+    status text not null, attempts int not null default 0);
   create table attempts (id bigserial primary key, delivery_id text not null, number int not null,
     started_at timestamptz not null, duration_ms int not null, status_code int, error text);
 `;
