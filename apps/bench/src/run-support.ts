@@ -63,9 +63,15 @@ export function serverCounters(databaseUrl: string) {
   const counters = {
     postgres: () => postgresCounters(databaseUrl),
     redis: () => redisCounters(redis.host, redis.port),
+    /**
+     * Both at once, with no pause: the run's window starts right after, as the reference's does
+     * after its warm-up, and an idle pause for Hookline alone gave it a different start (pools
+     * closing idle clients, queues going quiet). PostgreSQL 15 flushes a backend's statistics at
+     * most once a second, and one gone idle within that second only 10 s later, so the counters
+     * may hold part of the warm-up (at most its few hundred deliveries against N × M); a pause of
+     * a second or two did not prevent that either.
+     */
     async sample() {
-      // Let the pooled backends flush the warm-up's statistics (at most once a second while busy).
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
       return { postgres: await counters.postgres(), redis: await counters.redis() };
     },
   };
