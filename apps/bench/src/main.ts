@@ -137,6 +137,10 @@ async function main(options: BenchOptions): Promise<number> {
         `BullMQ's PostgreSQL backend), and against the plain POST loop of the same round (${ceilingsText(ceilings)}):`,
     );
     out(comparisonTable(pairs));
+    if (options.profileDir)
+      out(
+        "--profile: only Hookline's processes were profiled, so this run's ratios to the reference are biased against Hookline",
+      );
     // One ratio per round is as noisy as the machine: with several, their middle and spread.
     for (const line of ratioSummaryLines(pairs)) out(line);
     if (!withReference) out("reference design skipped: it needs the local PostgreSQL and Redis");

@@ -18,12 +18,25 @@ export const BENCH_ENV = { HOOKLINE_ALLOWED_CIDRS: "127.0.0.1/32" };
 // the product defaults apply whatever the calling shell exports.
 export function processEnv(
   backendEnv: Record<string, string>,
-  options: BenchOptions,
+  options: Pick<BenchOptions, "concurrency" | "env">,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   Object.assign(env, backendEnv, { HOOKLINE_API_ADDR: "127.0.0.1:0" }, BENCH_ENV);
   if (options.concurrency !== undefined) env.HOOKLINE_ENDPOINT_CONCURRENCY = String(options.concurrency);
   return Object.assign(env, options.env);
+}
+
+/**
+ * The reference worker's environment: the base Hookline's processes get, minus Hookline's own
+ * variables, and nothing inherited either, so a variable the shell exports (NODE_OPTIONS, say)
+ * changes neither side. `--env` stays Hookline's: it is for experiments on Hookline.
+ */
+export function referenceEnv(backendEnv: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(processEnv(backendEnv, { concurrency: undefined, env: {} })).filter(
+      ([name]) => !name.startsWith("HOOKLINE_"),
+    ),
+  );
 }
 
 const PRELOAD = fileURLToPath(new URL("./cpu-profile-preload.js", import.meta.url));

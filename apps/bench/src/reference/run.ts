@@ -10,7 +10,7 @@ import { type CpuTargets, watchCpu } from "../cpu.js";
 import { DATA_JSON } from "../emit-load.js";
 import type { ReceiverHandle } from "../receiver.js";
 import { MACHINE } from "../report.js";
-import { log } from "../run-support.js";
+import { log, referenceEnv } from "../run-support.js";
 import type { ThroughputRun } from "../throughput.js";
 import { emitReference, type ReferenceJob } from "./emitter.js";
 import { createReferenceSchema, pendingReferenceDeliveries } from "./schema.js";
@@ -47,12 +47,10 @@ export async function runReference(
   try {
     const endpointIds = await createReferenceSchema(pool, receiver.url, options.endpoints);
     for (const id of endpointIds) handles.set(id, openQueueHandle<ReferenceJob>(queues, id));
-    const worker = await startWorker({
-      databaseUrl,
-      queue: queueOptions,
-      endpointIds,
-      concurrency: options.concurrency,
-    });
+    const worker = await startWorker(
+      { databaseUrl, queue: queueOptions, endpointIds, concurrency: options.concurrency },
+      referenceEnv(backend.env),
+    );
     stopWorker = worker.stop;
     log(
       `reference worker ready (BullMQ on ${queue === "redis" ? "Redis" : "PostgreSQL"}, concurrency ${options.concurrency})`,
@@ -123,9 +121,17 @@ export async function runReference(
   }
 }
 
-/** Forks the reference worker and waits until every queue's Worker is consuming. */
-async function startWorker(settings: ReferenceWorkerSettings) {
-  const child = fork(WORKER, [JSON.stringify(settings)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+/**
+ * Forks the reference worker and waits until every queue's Worker is consuming. Like Hookline's
+ * processes (spawnHookline), it gets exactly env and no node flags of the bench's (fork would
+ * pass on both), so the shell's environment weighs on neither side or on both.
+ */
+async function startWorker(settings: ReferenceWorkerSettings, env: Record<string, string>) {
+  const child = fork(WORKER, [JSON.stringify(settings)], {
+    env,
+    execArgv: [],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const exited = once(child, "exit");
   const stop = async () => {
     forget();
