@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { retryLateness } from "./lateness.js";
+import { retryLateness, timelineProblem } from "./lateness.js";
 import type { RequestTimes } from "./receiver-protocol.js";
 
 test("a retry's lateness is its arrival after the previous answer plus the scheduled wait", () => {
@@ -34,4 +34,29 @@ test("lateness from every delivery comes back sorted", () => {
     [51, 52],
   ];
   assert.deepEqual(retryLateness([late, onTime], [50]), [0, 30]);
+});
+
+test("timelines with exactly the expected requests per delivery pass", () => {
+  const four: RequestTimes[] = [
+    [0, 1],
+    [2, 3],
+    [4, 5],
+    [6, 7],
+  ];
+  assert.equal(timelineProblem([four, four], 2, 4), undefined);
+});
+
+test("a delivery with an extra or a missing request fails the run, and says how many", () => {
+  const request: RequestTimes = [0, 1];
+  const problem = timelineProblem(
+    [Array(4).fill(request), Array(5).fill(request), Array(5).fill(request), Array(3).fill(request)],
+    4,
+    4,
+  );
+  assert.equal(problem, "3 deliveries did not get exactly 4 requests (1 with 3, 2 with 5)");
+});
+
+test("a delivery the receiver never saw fails the run", () => {
+  const request: RequestTimes = [0, 1];
+  assert.equal(timelineProblem([Array(2).fill(request)], 2, 2), "the receiver saw 1 deliveries, not 2");
 });

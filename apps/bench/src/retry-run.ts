@@ -1,11 +1,12 @@
 import type { TestSettings } from "@hookline/testkit";
 import { emitEvents } from "./emit-load.js";
 import { startHooklineSession } from "./hookline-session.js";
-import { retryLateness } from "./lateness.js";
+import { retryLateness, timelineProblem } from "./lateness.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import { pacedEmit } from "./paced-emit.js";
 import type { ReceiverHandle } from "./receiver.js";
 import { log } from "./run-support.js";
+import { waitUntilNonePending } from "./verify.js";
 
 /** The schedule under test: three short waits, no jitter, so each retry's due time is exact. */
 export const RETRY_SCHEDULE_MS = [50, 100, 200];
@@ -36,15 +37,20 @@ export async function runRetryLateness(
   const session = await startHooklineSession(settings, kind, options, receiver, () => RETRY_ENV);
   let failed = true;
   try {
-    const { emit, tenantId } = session;
+    const { emit, tenantId, attemptLog } = session;
     const requestsPer = RETRY_SCHEDULE_MS.length + 1;
-    const measure = async (deliveries: number, send: () => Promise<unknown>) => {
+    const measure = async (load: string, deliveries: number, send: () => Promise<unknown>) => {
       await receiver.reset();
       const reached = receiver.waitFor(deliveries * requestsPer);
       reached.catch(() => {});
       await send();
       await reached;
-      return retryLateness(await receiver.timeline(), RETRY_SCHEDULE_MS);
+      // Every delivery over before the timelines are read, so a late extra request shows too.
+      await waitUntilNonePending(attemptLog, tenantId);
+      const timelines = await receiver.timeline();
+      const problem = timelineProblem(timelines, deliveries, requestsPer);
+      if (problem) throw new Error(`retry lateness, ${kind}, ${load} load: ${problem}`);
+      return retryLateness(timelines, RETRY_SCHEDULE_MS);
     };
 
     // Warm-up with plain 200s: connections open, each endpoint's queue consumed once.
@@ -61,12 +67,12 @@ export async function runRetryLateness(
     log(
       `retries: ${options.retryRate} new deliveries/s for ${options.retrySeconds} s, each failing ${RETRY_SCHEDULE_MS.length} times`,
     );
-    const paced = await measure(pacedEvents * options.endpoints, () =>
+    const paced = await measure("paced", pacedEvents * options.endpoints, () =>
       pacedEmit(emit, { tenantId, prefix: "paced", perSecond, seconds: options.retrySeconds }),
     );
     const burstEvents = Math.max(1, Math.ceil(options.retryBurst / options.endpoints));
     log(`retries: a burst of ${burstEvents * options.endpoints} deliveries`);
-    const burst = await measure(burstEvents * options.endpoints, () =>
+    const burst = await measure("burst", burstEvents * options.endpoints, () =>
       emitEvents(emit, { tenantId, prefix: "burst", count: burstEvents, inFlight: options.emitConcurrency }),
     );
     failed = false;
