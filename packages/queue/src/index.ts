@@ -29,3 +29,4 @@ export {
   type QueueLimits,
   QueueRouting,
 } from "./routing.js";
+export { closeWorker, type WorkerActivity, type WorkerCloseOutcome } from "./worker-close.js";

@@ -1,4 +1,10 @@
-import { openQueueBackend, openWorker, type QueueBackendOptions } from "@hookline/queue";
+import {
+  closeWorker,
+  openQueueBackend,
+  openWorker,
+  type QueueBackendOptions,
+  type WorkerActivity,
+} from "@hookline/queue";
 import type { Job, Worker } from "bullmq";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
@@ -78,14 +84,43 @@ async function deliver(job: Job<ReferenceJob>): Promise<void> {
   if (!ok) throw new Error(error ?? `endpoint answered ${statusCode}`); // BullMQ schedules the retry
 }
 
+/** How long after its last job a Worker that has not closed is given up on: Hookline's default. */
+const CLOSE_GRACE_MS = 5_000;
+
 const backend = await openQueueBackend(settings.queue);
-const workers: Worker<ReferenceJob>[] = settings.endpointIds.map((id) =>
-  openWorker<ReferenceJob>(backend, id, deliver, { concurrency: settings.concurrency }),
+// Each Worker with the count closeWorker waits on, kept as Hookline's consumer keeps it.
+const workers: { worker: Worker<ReferenceJob>; activity: WorkerActivity }[] = settings.endpointIds.map(
+  (id) => {
+    const activity: WorkerActivity = { inFlight: 0, lastBusyAt: Date.now() };
+    const worker = openWorker<ReferenceJob>(
+      backend,
+      id,
+      async (job) => {
+        activity.inFlight += 1;
+        try {
+          await deliver(job);
+        } finally {
+          activity.inFlight -= 1;
+          activity.lastBusyAt = Date.now();
+        }
+      },
+      { concurrency: settings.concurrency },
+    );
+    return { worker, activity };
+  },
 );
-await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+await Promise.all(workers.map(({ worker }) => worker.waitUntilReady()));
 process.send?.({ type: "ready" });
 process.on("disconnect", async () => {
-  await Promise.all(workers.map((worker) => worker.close()));
+  // Not worker.close(): after a Redis blip it can wait forever (bullmq issue 4656); closeWorker
+  // waits for the blocking client to be back, and gives up once the Worker's jobs are done.
+  const outcomes = await Promise.all(
+    workers.map(({ worker, activity }) => closeWorker(backend, worker, activity, CLOSE_GRACE_MS)),
+  );
+  if (outcomes.includes("still-closing"))
+    process.stderr.write(
+      `reference worker: a BullMQ Worker had not closed ${CLOSE_GRACE_MS} ms after its last job; exiting anyway\n`,
+    );
   await backend.close();
   await pool.end();
   await agent.close();
