@@ -103,3 +103,40 @@ test("a retry that comes due while the worker's store is away goes out soon afte
     "an outage is not a job failure",
   );
 });
+
+test("a load that runs out of time fails its job like any other error: a slow store pauses no queue", {
+  timeout: 60_000,
+}, async () => {
+  const db = infra.store.db;
+  const from = logLines.length;
+  const { deliveries } = await emitEvent(
+    db,
+    { tenantId: "t", id: "e2", eventType: "x", dataJson: "{}" },
+    new Date(),
+  );
+  const [delivery] = deliveries;
+  assert.ok(delivery);
+  const sent = receiver.requests.length;
+  // Frozen, the relay holds every byte: the worker's load gets no answer within its 1 s timeout.
+  proxy.freeze();
+  await infra.producer.enqueue([
+    { deliveryId: delivery.id, tenantId: "t", endpointId: "ep", attemptNumber: 1 },
+  ]);
+  const since = () => logLines.slice(from);
+  await eventually(
+    async () => since(),
+    (lines) => lines.some((line) => line.includes("delivery job failed on our side")),
+    { timeoutMs: 20_000 },
+  );
+  proxy.thaw();
+  await eventually(
+    () => db.selectFrom("deliveries").select("status").where("id", "=", delivery.id).executeTakeFirst(),
+    (row) => row?.status === "delivered",
+    { timeoutMs: 20_000 },
+  );
+  assert.equal(receiver.requests.length, sent + 1, "the delivery went out once");
+  assert.ok(
+    !since().some((line) => line.includes("the database is unavailable; a queue whose job found it")),
+    "a timeout is not an outage",
+  );
+});

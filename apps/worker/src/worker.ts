@@ -8,7 +8,6 @@ import {
   type AttemptResult,
   cancelDeliveries,
   type DeliveryWork,
-  isConnectionError,
   loadDeliveryWork,
   type RecordedAttempt,
   recordAttempts,
@@ -20,6 +19,7 @@ import { watchDemand } from "./demand.js";
 import { type MaintenanceResult, maintainOnce } from "./maintenance.js";
 import { oneAtATime } from "./one-at-a-time.js";
 import { processDelivery } from "./process-delivery.js";
+import { loadOrStoreAway, StoreAwayError } from "./store-away.js";
 import { type SweepWalk, sweeperStore, sweepOnce } from "./sweeper.js";
 
 export interface WorkerDeps {
@@ -138,7 +138,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       adaptive.track(queue, () =>
         processDelivery(
           {
-            loadWork: (id) => loader.add(id),
+            loadWork: (id) => loadOrStoreAway(() => loader.add(id)),
             recordAttempt: (result) => recorder.add(result),
             cancel: async (id) => {
               const cancelled = await cancelDeliveries(deps.db, [id], new Date(now()));
@@ -182,7 +182,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       onStalled: (jobId, queue) =>
         log.warn("delivery job stalled (its lock lapsed); it runs again", { queue, jobId }),
       writesPending: (queue) => deferred.hasPending(queue),
-      isOutage: isConnectionError,
+      isOutage: (error) => error instanceof StoreAwayError,
       ...(deps.outageWaitMs !== undefined && { outageWaitMs: deps.outageWaitMs }),
       onOutage: (error, queue) =>
         storeAway({ queue, error: error instanceof Error ? error.message : String(error) }),

@@ -45,10 +45,13 @@ export interface ConsumerOptions {
    */
   onJobFailed?: (jobId: string, error: Error, queueName: string) => void;
   /**
-   * True for an error that says our store is away, not that this job went wrong. The job then goes
-   * back to wait without using an infrastructure retry, and its queue takes no job for
-   * outageWaitMs, in every worker process (BullMQ's manual rate limit). Failed instead, jobs kept
-   * doubling their backoff through the outage and waited about as long again after it ended.
+   * True for an error that says our store is away, not that this job went wrong; the caller
+   * answers true only for what happened before the job sent anything, since the job runs again
+   * with no retry counted. It goes back to wait (on Redis at the head of its queue; on the
+   * PostgreSQL backend at the tail, as BullMQ's move gives it a new place), and this process's
+   * Worker for its queue takes no job for outageWaitMs (BullMQ's manual rate limit: a queue with a
+   * rate limit pauses in every process, and for at least one of its windows). Failed instead, jobs
+   * kept doubling their backoff through the outage and waited about as long again after it ended.
    */
   isOutage?: (error: unknown) => boolean;
   /** How long a queue waits after a job found the store away: 5 s by default. */

@@ -4,12 +4,22 @@ import type { ConsumerOptions, DeliveryProcessor, QueueDemand } from "./consumer
 import { DueWakeups } from "./due-wakeups.js";
 import { openWorker, wakeWorker } from "./handles.js";
 import { stillHeld } from "./held-job.js";
+import { rateWindow } from "./limits.js";
 import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queue.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 import { closeWorker, WorkerStillClosingError } from "./worker-close.js";
 
 /** How long a queue waits after one of its jobs found the store away (ConsumerOptions.isOutage). */
 const OUTAGE_WAIT_MS = 5000;
+
+/**
+ * The pause sets the queue's limiter key, which a rate-limited queue's current window also holds:
+ * never shorter than one of its windows, so the pause cannot end that window early.
+ */
+function outageWait(waitMs: number, limits: QueueLimits): number {
+  if (limits.ratePerSecond === undefined) return waitMs;
+  return Math.max(waitMs, rateWindow(limits.ratePerSecond)[1]);
+}
 
 /**
  * Serves delivery queues on demand: a BullMQ Worker is opened for a queue only while it has work
@@ -265,7 +275,7 @@ export class DeliveryConsumer {
         } catch (error) {
           if (!this.options.isOutage?.(error)) throw error;
           this.options.onOutage?.(error, item.queue);
-          await worker.rateLimit(this.options.outageWaitMs ?? OUTAGE_WAIT_MS);
+          await worker.rateLimit(outageWait(this.options.outageWaitMs ?? OUTAGE_WAIT_MS, entry.limits));
           throw Worker.RateLimitError();
         } finally {
           entry.inFlight -= 1;

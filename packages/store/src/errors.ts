@@ -70,6 +70,18 @@ export function isConnectionError(error: unknown): boolean {
   );
 }
 
+/**
+ * True when the database could not be reached at all (refused, reset, closed), not when it was
+ * too slow: a statement or a connect that ran out of time (DatabaseTimeoutError, 57014) says the
+ * server is busy, or one query is, which a wait in every queue would not mend.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (error instanceof DatabaseTimeoutError) return false;
+  if (typeof error === "object" && error !== null && (error as { code?: unknown }).code === "57014")
+    return false;
+  return isConnectionError(error);
+}
+
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
 }

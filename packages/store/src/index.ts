@@ -57,6 +57,7 @@ export {
 export {
   AlreadyExistsError,
   isConnectionError,
+  isConnectionLost,
   MigrationLockTimeoutError,
   NotFoundError,
   QuotaExceededError,
