@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import http2 from "node:http2";
+import { syncBuiltinESMExports } from "node:module";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -48,6 +49,56 @@ test("the token goes out as a bearer authorization header, on both transports", 
     assert.equal(endpoint?.description, "");
     anonymous.close();
   } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test("a GOAWAY on an idle connection, with a call right behind it, does not crash the process", async () => {
+  const server = http2.createServer(
+    connectNodeAdapter({
+      routes: (router) => router.service(EndpointService, { getEndpoint: () => ({ endpoint: { id: "x" } }) }),
+    }),
+  );
+  const serverSessions: http2.ServerHttp2Session[] = [];
+  server.on("session", (session) => serverSessions.push(session));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  // The client's own sessions, to start the next call exactly when the GOAWAY arrives: that is
+  // when connect-node moves on from the old session, whose error Node raises only later.
+  const clientSessions: http2.ClientHttp2Session[] = [];
+  const connect = http2.connect;
+  http2.connect = ((...args: Parameters<typeof connect>) => {
+    const session = connect(...args);
+    clientSessions.push(session);
+    return session;
+  }) as typeof connect;
+  syncBuiltinESMExports();
+  const crashes: unknown[] = [];
+  const onUncaught = (error: unknown) => crashes.push(error);
+  process.on("uncaughtException", onUncaught);
+  const client = createHooklineClient({ address: `127.0.0.1:${(server.address() as AddressInfo).port}` });
+  try {
+    await client.endpoints.getEndpoint({ tenantId: "t", id: "x" });
+    const [session] = clientSessions;
+    assert.ok(session, "the client opened a session");
+    // The old session's late error is raised once its socket has closed.
+    // (Not events.once: it listens for 'error' too, and would hide the crash.)
+    const closed = new Promise((resolve) => session.once("close", resolve));
+    const next = new Promise((resolve) => {
+      session.once("goaway", () => resolve(client.endpoints.getEndpoint({ tenantId: "t", id: "x" })));
+    });
+    for (const s of serverSessions) s.goaway();
+    const { endpoint } = (await next) as { endpoint?: { id: string } };
+    assert.equal(endpoint?.id, "x", "the next call goes out on a new connection");
+    await closed;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(crashes, []);
+  } finally {
+    process.off("uncaughtException", onUncaught);
+    http2.connect = connect;
+    syncBuiltinESMExports();
+    client.close();
+    for (const s of serverSessions) s.destroy();
     await new Promise((resolve) => server.close(resolve));
   }
 });

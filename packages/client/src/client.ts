@@ -1,3 +1,4 @@
+import type http2 from "node:http2";
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
@@ -31,7 +32,10 @@ export function createHooklineClient(options: HooklineClientOptions): HooklineCl
   // otherwise keeps the process (and a test run) alive.
   // Pings while a call is open: a long one (a large RecoverEndpoint) learns within a minute that
   // the api's host is gone, instead of waiting on a connection nothing will ever close.
-  const sessionManager = new Http2SessionManager(baseUrl, { pingIntervalMs: 30_000, pingTimeoutMs: 15_000 });
+  const sessionManager = new GuardedSessionManager(baseUrl, {
+    pingIntervalMs: 30_000,
+    pingTimeoutMs: 15_000,
+  });
   const interceptors: Interceptor[] = options.token ? [bearer(options.token)] : [];
   const transport =
     options.transport === "connect"
@@ -45,6 +49,34 @@ export function createHooklineClient(options: HooklineClientOptions): HooklineCl
     baseUrl,
     close: () => sessionManager.abort(),
   };
+}
+
+/**
+ * A session manager whose HTTP/2 sessions keep an 'error' listener for as long as they live.
+ * connect-node removes its own listeners when it moves on from a session, but Node can still raise
+ * an error on that session afterwards (a GOAWAY on an idle connection closes it with an error that
+ * Node raises only once the socket has closed): with no listener left, that error was an uncaught
+ * exception and ended the whole process. The calls on a failing session fail by themselves, with
+ * their own errors; this listener only keeps the late one from crashing the process.
+ */
+class GuardedSessionManager extends Http2SessionManager {
+  private readonly guarded = new WeakSet<http2.Http2Session>();
+
+  override async request(
+    ...args: Parameters<Http2SessionManager["request"]>
+  ): Promise<http2.ClientHttp2Stream> {
+    const stream = await super.request(...args);
+    const session = stream.session;
+    if (session && !this.guarded.has(session)) {
+      this.guarded.add(session);
+      session.on("error", ignoreLateSessionError);
+    }
+    return stream;
+  }
+}
+
+function ignoreLateSessionError(): void {
+  // Deliberately empty: see GuardedSessionManager.
 }
 
 /** `host:port` becomes `http://host:port`; URLs pass through without a trailing slash. */
