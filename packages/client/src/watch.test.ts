@@ -171,6 +171,32 @@ test(`a watch started from now that drops before its first attempt still gets th
   assert.deepEqual(watch.seen.map((a) => a.eventId).sort(), ["e2", "e3"]);
 });
 
+test(`a watch resumes after its connection is reset, with no gap and no duplicate (${kind})`, async () => {
+  const tenantId = "reset";
+  const first = await tenantWithFirstAttempt(tenantId);
+  const proxy = await startCuttableProxy(address);
+  const viaProxy = createHooklineClient({ address: proxy.address });
+  const watch = follow(viaProxy, tenantId, first - 1n);
+  try {
+    await watch.until(1);
+    // A reset (ECONNRESET) reaches connect-node as ABORTED, not UNAVAILABLE: before, that ended
+    // the watch with an error instead of resuming it.
+    proxy.reset();
+    await emit(tenantId, "e2");
+    await watch.until(2);
+  } finally {
+    await watch.stop().finally(async () => {
+      viaProxy.close();
+      await proxy.close();
+    });
+  }
+  assert.deepEqual(
+    watch.seen.map((a) => a.eventId),
+    ["e1", "e2"],
+  );
+  assert.ok(watch.reconnects.length >= 1, "the watch reconnected");
+});
+
 test(`a watch follows the service through a restart on the same data (${kind})`, async () => {
   const tenantId = "restart";
   const first = await tenantWithFirstAttempt(tenantId);

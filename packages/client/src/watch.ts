@@ -37,8 +37,9 @@ const AFTER_ATTEMPT_ID_HEADER = "hookline-after-attempt-id";
 // Codes that mean "this stream is gone, the service may well not be": a dropped connection, a
 // server shutting down, or a consumer that fell behind (the server asks it to resume). CANCELED
 // counts too when the caller did not abort: connect-node reports a connection cut under an open
-// stream as an HTTP/2 CANCEL.
+// stream as an HTTP/2 CANCEL, and ABORTED: it reports a connection reset (ECONNRESET) so.
 const RESUMABLE: ReadonlySet<Code> = new Set([
+  Code.Aborted,
   Code.Unavailable,
   Code.Internal,
   Code.ResourceExhausted,

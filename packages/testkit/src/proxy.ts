@@ -15,6 +15,8 @@ export interface CuttableProxy {
   /** Destroys every open connection and refuses new ones until restore(). */
   cut(): void;
   restore(): void;
+  /** Resets (TCP RST) every open connection, as a peer or a middlebox that lost it would; new ones relay. */
+  reset(): void;
   /** Holds every byte in either direction, on open connections and new ones, until thaw(). */
   freeze(): void;
   /** Delivers what freeze() held, in order, and relays again. */
@@ -67,6 +69,9 @@ export async function startCuttableProxy(target: string): Promise<CuttableProxy>
     },
     restore() {
       cut = false;
+    },
+    reset() {
+      for (const socket of sockets) socket.resetAndDestroy();
     },
     freeze() {
       frozen = true;
