@@ -25,7 +25,9 @@ const NETWORK: Record<string, string> = {
 
 /** Why the service could not be reached ("connection refused"), or undefined for any other error. */
 export function networkProblem(error: unknown): string | undefined {
-  if (!(error instanceof ConnectError) || error.code !== Code.Unavailable) return undefined;
+  // connect-node reports a connection reset (ECONNRESET) as ABORTED, the rest as UNAVAILABLE.
+  if (!(error instanceof ConnectError)) return undefined;
+  if (error.code !== Code.Unavailable && error.code !== Code.Aborted) return undefined;
   const cause = error.cause as { code?: unknown } | undefined;
   return typeof cause?.code === "string" ? NETWORK[cause.code] : undefined;
 }

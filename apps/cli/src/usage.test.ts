@@ -32,6 +32,22 @@ test("a service that is down gets one clear line and exit status 1", async () =>
   assert.equal(fromEnv.stderr, expected);
 });
 
+test("a connection reset reads as one, not as an aborted call", async () => {
+  // Accepts connections and resets each one at once (TCP RST), as a crashing api or a middlebox
+  // that lost the connection would.
+  const server = net.createServer((socket) => socket.resetAndDestroy());
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  try {
+    const result = await runCli(["endpoints", "list", "--tenant", "acme", "--address", address]);
+    assert.equal(result.stderr, `hookline: cannot reach Hookline at ${address}: connection reset\n`);
+    assert.equal(result.code, 1);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
 test("usage errors print the problem and the usage, with exit status 2", async () => {
   const cases: [string[], RegExp][] = [
     [[], /^Usage:/m],
