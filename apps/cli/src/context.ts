@@ -5,6 +5,8 @@ import type { Invocation } from "./cli.js";
 /** What a command runs with: the client, its parsed command line, and where its output goes. */
 export interface Context {
   readonly client: HooklineClient;
+  /** The one line to print for a failed call (names the address, and where the token came from). */
+  describeError(error: unknown): string;
   readonly invocation: Invocation;
   /** JSON output asked for with --json. */
   readonly json: boolean;

@@ -34,9 +34,10 @@ export function networkProblem(error: unknown): string | undefined {
 
 /**
  * The one line a user sees for a failed call: the server's own message for the errors it explains
- * (NOT_FOUND, INVALID_ARGUMENT, ...), a plain sentence for a service out of reach.
+ * (NOT_FOUND, INVALID_ARGUMENT, ...), a plain sentence for a service out of reach. `tokenFrom`
+ * names where the token came from ("--token", "HOOKLINE_TOKEN"), undefined when none was sent.
  */
-export function describeError(error: unknown, address: string): string {
+export function describeError(error: unknown, address: string, tokenFrom?: string): string {
   if (!(error instanceof ConnectError)) return error instanceof Error ? error.message : String(error);
   const problem = networkProblem(error);
   if (problem) return `cannot reach Hookline at ${address}: ${problem}`;
@@ -49,8 +50,13 @@ export function describeError(error: unknown, address: string): string {
     case Code.DeadlineExceeded:
       return `no answer from Hookline at ${address} in time`;
     case Code.Unauthenticated:
+      return tokenFrom === undefined
+        ? `Hookline at ${address} needs a token: set HOOKLINE_TOKEN or pass --token (${error.rawMessage})`
+        : `Hookline at ${address} refused the token from ${tokenFrom}: ${error.rawMessage}`;
     case Code.PermissionDenied:
-      return `not allowed: ${error.rawMessage} (set --token or HOOKLINE_TOKEN)`;
+      return tokenFrom === undefined
+        ? `not allowed: ${error.rawMessage} (set HOOKLINE_TOKEN or pass --token)`
+        : `not allowed with the token from ${tokenFrom}: ${error.rawMessage}`;
     case Code.Unimplemented:
       return `the server at ${address} does not support this yet: ${error.rawMessage}`;
     default:

@@ -32,6 +32,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   let invocation: Invocation;
   let client: HooklineClient | undefined;
   let address = DEFAULT_ADDRESS;
+  let token: string | undefined;
+  let tokenFrom: string | undefined;
   try {
     invocation = parseCommandLine(argv);
     if (invocation.values.help || invocation.command === undefined) {
@@ -45,13 +47,15 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (transport !== "grpc" && transport !== "connect") {
       throw new UsageError(`--transport must be grpc or connect, not "${transport}"`);
     }
+    ({ token, tokenFrom } = tokenOf(values.token, io.env.HOOKLINE_TOKEN));
     try {
-      client = createHooklineClient({ address, token: values.token ?? io.env.HOOKLINE_TOKEN, transport });
+      client = createHooklineClient({ address, token, transport });
     } catch (error) {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     }
     const ctx: Context = {
       client,
+      describeError: (error) => describeError(error, address, tokenFrom),
       invocation,
       json: values.json === true,
       signal: io.interrupted,
@@ -61,7 +65,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       readStdin: io.readStdin,
       stdoutIsTty: io.stdoutIsTty,
     };
-    await dispatch(ctx, address);
+    await dispatch(ctx);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -69,14 +73,35 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       return 2;
     }
     if (io.interrupted.aborted) return 130;
-    io.err(terminalSafe(`hookline: ${describeError(error, address)}\n`));
+    io.err(terminalSafe(`hookline: ${describeError(error, address, tokenFrom)}\n`));
     return 1;
   } finally {
     client?.close();
   }
 }
 
-function dispatch(ctx: Context, address: string): Promise<void> {
+/**
+ * The token to send, and where it came from (for messages; the token itself is never printed).
+ * Surrounding whitespace (a token read from a file) is dropped; a token with whitespace or
+ * control characters inside could not have been issued, and would reach the api garbled.
+ */
+function tokenOf(
+  flag: string | undefined,
+  env: string | undefined,
+): { token: string | undefined; tokenFrom: string | undefined } {
+  const tokenFrom = flag !== undefined ? "--token" : env ? "HOOKLINE_TOKEN" : undefined;
+  const token = (flag ?? env)?.trim();
+  if (tokenFrom === undefined) return { token: undefined, tokenFrom };
+  if (!token) throw new UsageError(`${tokenFrom} is empty`);
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    throw new UsageError(
+      `${tokenFrom} holds whitespace, a control character or a non-ASCII character; an API token is one word of printable ASCII`,
+    );
+  }
+  return { token, tokenFrom };
+}
+
+function dispatch(ctx: Context): Promise<void> {
   const command = ctx.invocation.command ?? "";
   if (command.startsWith("endpoints ")) return endpointsCommand(ctx);
   if (command.startsWith("deliveries ")) return deliveriesCommand(ctx);
@@ -90,7 +115,7 @@ function dispatch(ctx: Context, address: string): Promise<void> {
     case "portal link":
       return portalLinkCommand(ctx);
     case "tail":
-      return tailCommand(ctx, address);
+      return tailCommand(ctx);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -1,13 +1,13 @@
 import { type ReconnectInfo, watchAttempts } from "@hookline/client";
 import type { Context } from "./context.js";
-import { describeError, UsageError } from "./errors.js";
+import { UsageError } from "./errors.js";
 import { ATTEMPT_HEADERS, ATTEMPT_WIDTHS, attemptJson, attemptRow, columnWriter } from "./output.js";
 
 /**
  * `tail`: follows WatchAttempts until interrupted. JSON lines with --json or when stdout is not a
  * terminal, aligned columns otherwise. A dropped stream is resumed after the last attempt shown.
  */
-export async function tailCommand(ctx: Context, address: string): Promise<void> {
+export async function tailCommand(ctx: Context): Promise<void> {
   const { values } = ctx.invocation;
   const filter = {
     tenantId: values.tenant ?? "",
@@ -25,7 +25,7 @@ export async function tailCommand(ctx: Context, address: string): Promise<void> 
   // One line per change of reason, not one per retry of a long outage.
   let lastWhy = "";
   const onReconnect = (info: ReconnectInfo) => {
-    const why = info.error ? describeError(info.error, address) : "the server ended the stream";
+    const why = info.error ? ctx.describeError(info.error) : "the server ended the stream";
     if (info.retry > 1 && why === lastWhy) return;
     lastWhy = why;
     const resume = info.afterAttemptId > 0n ? ` after attempt ${info.afterAttemptId}` : "";
