@@ -14,10 +14,19 @@ export async function tailCommand(ctx: Context): Promise<void> {
     endpointId: values.endpoint ?? "",
     eventId: values.event ?? "",
   };
-  const afterAttemptId = parseCursor(values.after);
+  let afterAttemptId = parseCursor(values.after);
   // One unary call first, so a service that is down (or a bad filter) fails at once with a clear
-  // message instead of turning into reconnect attempts.
-  await ctx.client.log.listAttempts({ ...filter, pageSize: 1 }, ctx.call);
+  // message instead of turning into reconnect attempts. Its answer names the newest attempt, and
+  // the tail starts right after it: a first stream that fails before it is live then resumes from
+  // there too, where "from now on" (0) would have skipped what was recorded until it reconnected.
+  let newest: bigint | undefined;
+  const onHeader = (headers: Headers) => {
+    const id = headers.get(NEWEST_ATTEMPT_ID_HEADER);
+    if (id !== null && /^\d{1,19}$/.test(id)) newest = BigInt(id);
+  };
+  await ctx.client.log.listAttempts({ ...filter, pageSize: 1 }, { ...ctx.call, onHeader });
+  // An api from before the header: from now on, as the stream's own header says.
+  if (values.after === undefined) afterAttemptId = newest ?? 0n;
 
   const json = ctx.json || !ctx.stdoutIsTty;
   const columns = columnWriter(ATTEMPT_HEADERS, ATTEMPT_WIDTHS, (line) => ctx.out(line));
@@ -41,6 +50,9 @@ export async function tailCommand(ctx: Context): Promise<void> {
     else columns.row(attemptRow(attempt));
   }
 }
+
+/** ListAttempts' response header: the newest attempt id when it answered. */
+const NEWEST_ATTEMPT_ID_HEADER = "hookline-newest-attempt-id";
 
 /** Attempt ids are int64: a larger one cannot be sent, and would be retried forever. */
 const MAX_ATTEMPT_ID = 2n ** 63n - 1n;

@@ -3,12 +3,14 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
 import {
   getDelivery,
+  lastAttemptId,
   listAttempts,
   listDeliveries,
   NotFoundError,
   ownEndpointStatus,
   reopenDelivery,
 } from "@hookline/store";
+import { attemptIdFromStore } from "../attempt-id.js";
 import { endpointFor, linkSees, linkSince, tenantFor } from "../auth.js";
 import { attemptMessage, deliveryMessage, deliveryStatusValue } from "../convert.js";
 import type { ApiDeps } from "../deps.js";
@@ -23,6 +25,9 @@ import {
 import { watchAttempts } from "../watch-attempts.js";
 import { describeDelivery } from "./describe-delivery.js";
 import { enqueueCommitted } from "./enqueue-committed.js";
+
+/** ListAttempts' response header: the newest attempt id when it answered, to watch from. */
+export const NEWEST_ATTEMPT_ID_HEADER = "hookline-newest-attempt-id";
 
 export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogService> {
   return {
@@ -60,6 +65,9 @@ export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogS
         pageSize("page_size", req.pageSize),
         req.pageToken,
       );
+      // Read after the page: every attempt the page could hold is at or below it.
+      const newest = attemptIdFromStore(await lastAttemptId(deps.db));
+      ctx.responseHeader.set(NEWEST_ATTEMPT_ID_HEADER, newest.toString());
       return { attempts: page.items.map(attemptMessage), nextPageToken: page.nextPageToken };
     },
 

@@ -405,7 +405,10 @@ export const AttemptLogService: GenService<{
     output: typeof ListDeliveriesResponseSchema;
   },
   /**
-   * ListAttempts pages through attempts in id order; every filter is optional.
+   * ListAttempts pages through attempts in id order; every filter is optional. Its response
+   * headers carry hookline-newest-attempt-id: the newest attempt id when the call was answered
+   * (0 when there is none), whatever the filters. WatchAttempts with that id as after_attempt_id
+   * carries exactly the attempts recorded after it, even if that stream only starts later.
    *
    * @generated from rpc hookline.v1.AttemptLogService.ListAttempts
    */
