@@ -43,6 +43,7 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
     case "endpoints delete": {
       // No deadline: the delete cancels the endpoint's whole backlog before it answers (about
       // 30 s a million), and a deadline would report a failure for a delete that went through.
+      await probe(ctx, tenantId);
       await client.endpoints.deleteEndpoint({ tenantId, id }, { signal: ctx.signal });
       ctx.out(ctx.json ? `${JSON.stringify({ tenantId, id, deleted: true })}\n` : `deleted endpoint ${id}\n`);
       return;
@@ -64,6 +65,7 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
       const since = timeOption("since", values.since, Date.now(), command);
       // No deadline: a large backlog is requeued a page at a time for as long as it takes, and an
       // interrupt (Ctrl-C) stops it between pages; running it again carries on.
+      await probe(ctx, tenantId);
       const { requeued } = await client.endpoints
         .recoverEndpoint({ tenantId, id, since }, { signal: ctx.signal })
         .catch((error: unknown) => {
@@ -96,6 +98,15 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/**
+ * One small call with the usual deadline before a call that has none, so that an api that is out
+ * of reach or not answering (a host that drops packets, a stalled proxy) is reported within the
+ * deadline instead of leaving the command waiting forever.
+ */
+async function probe(ctx: Context, tenantId: string): Promise<void> {
+  await ctx.client.endpoints.listEndpoints({ tenantId, pageSize: 1 }, ctx.call);
 }
 
 function updateRequest(ctx: Context, tenantId: string, id: string) {

@@ -48,6 +48,42 @@ test("a connection reset reads as one, not as an aborted call", async () => {
   }
 });
 
+test("an api that never answers is reported within the call deadline, by every command", {
+  timeout: 60_000,
+}, async () => {
+  // Accepts connections and never answers, as a stalled proxy or a wedged process would.
+  const held: net.Socket[] = [];
+  const server = net.createServer((socket) => {
+    held.push(socket);
+    socket.on("error", () => {});
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  try {
+    // delete and recover have no deadline of their own (they may run long); they used to wait
+    // here forever.
+    const commands = [
+      ["endpoints", "delete", "ep", "--tenant", "acme"],
+      ["endpoints", "recover", "ep", "--tenant", "acme", "--since", "1h"],
+      ["endpoints", "get", "ep", "--tenant", "acme"],
+      ["tail", "--tenant", "acme"],
+    ];
+    const results = await Promise.all(commands.map((args) => runCli([...args, "--address", address])));
+    for (const [i, result] of results.entries()) {
+      assert.equal(
+        result.stderr,
+        `hookline: no answer from Hookline at ${address} in time\n`,
+        commands[i]?.join(" "),
+      );
+      assert.equal(result.code, 1);
+    }
+  } finally {
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
 test("usage errors print the problem and the usage, with exit status 2", async () => {
   const cases: [string[], RegExp][] = [
     [[], /^Usage:/m],
