@@ -26,7 +26,7 @@ test(`a missing token says what to set (${kind})`, async () => {
     assert.equal(result.code, 1, args.join(" "));
     assert.match(
       result.stderr,
-      /^hookline: Hookline at \S+ needs a token: set HOOKLINE_TOKEN or pass --token/,
+      /^hookline: Hookline at \S+ \(HOOKLINE_ADDRESS\) needs a token: set HOOKLINE_TOKEN or pass --token/,
     );
   }
 });

@@ -32,6 +32,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   let invocation: Invocation;
   let client: HooklineClient | undefined;
   let address = DEFAULT_ADDRESS;
+  /** The address as messages show it: with where it came from, unless the command line gave it. */
+  let shownAddress = address;
   let token: string | undefined;
   let tokenFrom: string | undefined;
   try {
@@ -43,6 +45,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     }
     const { values } = invocation;
     address = values.address ?? (io.env.HOOKLINE_ADDRESS || DEFAULT_ADDRESS);
+    // Where the address came from, so that a wrong one is traced to what set it.
+    const addressFrom =
+      values.address !== undefined ? "--address" : io.env.HOOKLINE_ADDRESS ? "HOOKLINE_ADDRESS" : undefined;
     const transport = values.transport ?? "grpc";
     if (transport !== "grpc" && transport !== "connect") {
       throw new UsageError(`--transport must be grpc or connect, not "${transport}"`);
@@ -51,11 +56,19 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     try {
       client = createHooklineClient({ address, token, transport });
     } catch (error) {
-      throw new UsageError(error instanceof Error ? error.message : String(error));
+      throw new UsageError(
+        `${addressFrom ?? "the default address"}: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
+    shownAddress =
+      addressFrom === "--address"
+        ? address
+        : addressFrom === "HOOKLINE_ADDRESS"
+          ? `${address} (HOOKLINE_ADDRESS)`
+          : `${address} (the default; set HOOKLINE_ADDRESS or pass --address)`;
     const ctx: Context = {
       client,
-      describeError: (error) => describeError(error, address, tokenFrom),
+      describeError: (error) => describeError(error, shownAddress, tokenFrom),
       invocation,
       json: values.json === true,
       signal: io.interrupted,
@@ -73,7 +86,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       return 2;
     }
     if (io.interrupted.aborted) return 130;
-    io.err(terminalSafe(`hookline: ${describeError(error, address, tokenFrom)}\n`));
+    io.err(terminalSafe(`hookline: ${describeError(error, shownAddress, tokenFrom)}\n`));
     return 1;
   } finally {
     client?.close();

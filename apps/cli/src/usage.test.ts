@@ -28,8 +28,22 @@ test("a service that is down gets one clear line and exit status 1", async () =>
     assert.equal(result.code, 1);
     assert.equal(result.stdout, "");
   }
+  // An address from the environment is named as such: a stale HOOKLINE_ADDRESS is then obvious.
   const fromEnv = await runCli(["attempts", "list"], { env: { HOOKLINE_ADDRESS: address } });
-  assert.equal(fromEnv.stderr, expected);
+  assert.equal(
+    fromEnv.stderr,
+    `hookline: cannot reach Hookline at ${address} (HOOKLINE_ADDRESS): connection refused\n`,
+  );
+  assert.equal(fromEnv.code, 1);
+  // So is one that is not an address at all.
+  for (const [args, env, source] of [
+    [["--address", "exa mple"], {}, "--address"],
+    [[], { HOOKLINE_ADDRESS: "ftp://example.com" }, "HOOKLINE_ADDRESS"],
+  ] as const) {
+    const bad = await runCli(["attempts", "list", ...args], { env });
+    assert.equal(bad.code, 2);
+    assert.ok(bad.stderr.startsWith(`hookline: ${source}: address "`), bad.stderr);
+  }
 });
 
 test("a connection reset reads as one, not as an aborted call", async () => {
