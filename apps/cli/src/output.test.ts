@@ -2,8 +2,16 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { AttemptSchema, AttemptTrigger, DeliveryStatus } from "@hookline/contracts";
-import { ATTEMPT_HEADERS, ATTEMPT_WIDTHS, attemptJson, attemptRow, columnWriter, table } from "./output.js";
+import { AttemptSchema, AttemptTrigger, DeliveryStatus, EndpointSchema } from "@hookline/contracts";
+import {
+  ATTEMPT_HEADERS,
+  ATTEMPT_WIDTHS,
+  attemptJson,
+  attemptRow,
+  columnWriter,
+  endpointFields,
+  table,
+} from "./output.js";
 
 const attempt = create(AttemptSchema, {
   id: 42n,
@@ -78,4 +86,20 @@ test("streamed columns start wide and widen for a longer value", () => {
   // After the wide row, later rows keep the widened column.
   assert.equal(last.indexOf("inv_1001"), lines[2]?.indexOf("inv_1001"));
   assert.ok(lines.every((line) => line.endsWith("\n") && !line.endsWith(" \n")));
+});
+
+test("a value's further lines are indented under it, so none reads as a field of its own", () => {
+  const endpoint = create(EndpointSchema, {
+    id: "billing",
+    tenantId: "acme",
+    url: "https://example.com/h",
+    description: "Billing hooks\nsecret         whsec_not_the_real_one",
+    secret: "whsec_real",
+  });
+  const lines = endpointFields(endpoint, true).split("\n");
+  const secretLines = lines.filter((line) => line.startsWith("secret"));
+  assert.deepEqual(secretLines, ["secret         whsec_real"]);
+  const at = lines.findIndex((line) => line.startsWith("description"));
+  assert.equal(lines[at], "description    Billing hooks");
+  assert.equal(lines[at + 1], "               secret         whsec_not_the_real_one");
 });

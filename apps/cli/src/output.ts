@@ -49,10 +49,16 @@ export function table(headers: readonly string[], given: readonly (readonly stri
   return `${[headers, ...rows].map(line).join("\n")}\n`;
 }
 
-/** "name  value" lines with the values aligned. */
+/**
+ * "name  value" lines with the values aligned. A value's further lines (a description, an event's
+ * data) are indented under the first, so none of them can read as a field of its own ("secret").
+ */
 export function fields(pairs: readonly (readonly [string, string])[]): string {
   const width = Math.max(...pairs.map(([name]) => name.length));
-  return pairs.map(([name, value]) => `${name.padEnd(width)}  ${value}\n`).join("");
+  const indent = " ".repeat(width + 2);
+  return pairs
+    .map(([name, value]) => `${name.padEnd(width)}  ${value.replace(/\r?\n/g, `\n${indent}`)}\n`)
+    .join("");
 }
 
 export function time(ts: Timestamp | undefined): string {
