@@ -155,8 +155,10 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
       .filter((w) => w !== undefined)
       .join(" ");
     const known = COMMANDS.some((c) => c.name === topic || c.name.startsWith(`${topic} `));
+    // A mistyped topic (`help endpoint`) is a usage error, not the overview with exit status 0.
+    if (topic !== "" && !known) throw new UsageError(`no help on "${topic}": there is no such command`);
     return {
-      command: topic !== "" && known ? topic : undefined,
+      command: topic !== "" ? topic : undefined,
       args: [],
       values: { ...values, help: true },
     };

@@ -191,6 +191,10 @@ test("--help prints the usage of everything or of one command", async () => {
   assert.equal(viaHelp.code, 0);
   assert.equal(viaHelp.stdout, group.stdout);
   assert.equal((await runCli(["help", "tail"])).stdout, one.stdout);
+  const typo = await runCli(["help", "endpoint"]);
+  assert.equal(typo.code, 2);
+  assert.equal(typo.stdout, "");
+  assert.match(typo.stderr, /^hookline: no help on "endpoint": there is no such command\n\nUsage:/);
 });
 
 test("options are accepted before, between and after the command words", () => {
