@@ -4,10 +4,12 @@ import http2 from "node:http2";
 import { syncBuiltinESMExports } from "node:module";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
+import { Code } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { EndpointService } from "@hookline/contracts";
-import { createTestBackend, readTestSettings, spawnHookline } from "@hookline/testkit";
+import { AttemptLogService, EndpointService } from "@hookline/contracts";
+import { createTestBackend, readTestSettings, spawnHookline, startCuttableProxy } from "@hookline/testkit";
 import { createHooklineClient, toBaseUrl } from "./client.js";
+import { type ReconnectInfo, watchAttempts } from "./watch.js";
 
 const settings = readTestSettings(process.env);
 
@@ -99,6 +101,57 @@ test("a GOAWAY on an idle connection, with a call right behind it, does not cras
     syncBuiltinESMExports();
     client.close();
     for (const s of serverSessions) s.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test("a watch whose connection is reset after the server's GOAWAY reconnects instead of hanging", {
+  timeout: 20_000,
+}, async () => {
+  // A server that keeps every watch open and sends nothing, as a quiet api does.
+  let goneAway = false;
+  let proxy: Awaited<ReturnType<typeof startCuttableProxy>> | undefined;
+  const server = http2.createServer(
+    connectNodeAdapter({
+      routes: (router) =>
+        router.service(AttemptLogService, {
+          async *watchAttempts(_req, context) {
+            // Once, on the first watch: the api going away (GOAWAY), then its connection reset.
+            // Node closed the client's stream with no error, and the watch waited on it forever.
+            if (!goneAway) {
+              goneAway = true;
+              for (const session of serverSessions) session.goaway();
+              setTimeout(() => proxy?.reset(), 100);
+            }
+            await new Promise((resolve) => context.signal.addEventListener("abort", resolve));
+          },
+        }),
+    }),
+  );
+  const serverSessions: http2.ServerHttp2Session[] = [];
+  server.on("session", (session) => {
+    serverSessions.push(session);
+    session.on("error", () => {});
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  proxy = await startCuttableProxy(`127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const client = createHooklineClient({ address: proxy.address });
+  const stop = new AbortController();
+  const reconnected = new Promise<ReconnectInfo>((resolve) => {
+    const watch = watchAttempts(client, { tenantId: "t" }, { signal: stop.signal, onReconnect: resolve });
+    void (async () => {
+      for await (const _ of watch);
+    })();
+  });
+  try {
+    const info = await reconnected;
+    assert.equal(info.error?.code, Code.Aborted);
+  } finally {
+    stop.abort();
+    client.close();
+    await proxy.close();
+    for (const session of serverSessions) session.destroy();
     await new Promise((resolve) => server.close(resolve));
   }
 });

@@ -1,4 +1,5 @@
 import type http2 from "node:http2";
+import { constants as http2constants } from "node:http2";
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AttemptLogService, EmitService, EndpointService, PortalService } from "@hookline/contracts";
@@ -66,6 +67,17 @@ class GuardedSessionManager extends Http2SessionManager {
     ...args: Parameters<Http2SessionManager["request"]>
   ): Promise<http2.ClientHttp2Stream> {
     const stream = await super.request(...args);
+    // A stream that Node closes under a dying session without an error (a connection reset after
+    // the server's GOAWAY) ended neither its response nor the call, and a watch waited forever.
+    // Report it as the reset it is: the call fails, and a watch resumes.
+    stream.once("close", () => {
+      if (!stream.readableEnded && stream.rstCode === http2constants.NGHTTP2_NO_ERROR) {
+        stream.emit(
+          "error",
+          Object.assign(new Error("the connection closed under the call"), { code: "ECONNRESET" }),
+        );
+      }
+    });
     const session = stream.session;
     if (session && !this.guarded.has(session)) {
       this.guarded.add(session);
