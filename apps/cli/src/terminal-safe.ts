@@ -1,10 +1,12 @@
 /**
  * Characters that a terminal acts on rather than shows, but for newline and tab: C0 and C1
  * controls (ESC starts a sequence that can recolour, clear or retitle the terminal; CR rewrites
- * a line), DEL, and the Unicode line and paragraph separators.
+ * a line), DEL, the Unicode line and paragraph separators, and the bidirectional embedding,
+ * override and isolate controls (U+202A-U+202E, U+2066-U+2069), with which a terminal that lays
+ * out right-to-left text shows the rest of a line reversed: "gpj.exe" read as "exe.jpg".
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-const ACTED_ON = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;
+const ACTED_ON = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Text as it may safely reach a terminal: each such character becomes its \u escape. What the CLI
