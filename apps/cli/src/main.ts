@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { run } from "./run.js";
+import { interruptedStatus, run } from "./run.js";
 
 // `hookline`: the command line for Hookline's api. See `hookline --help`.
 const interrupt = new AbortController();
@@ -7,8 +7,8 @@ const interrupt = new AbortController();
 // it cleanly. A second interrupt quits at once.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
-    if (interrupt.signal.aborted) process.exit(130);
-    interrupt.abort();
+    if (interrupt.signal.aborted) process.exit(interruptedStatus(signal));
+    interrupt.abort(signal);
   });
 }
 // A reader that goes away (`hookline tail | head`) is a normal end, not a crash.

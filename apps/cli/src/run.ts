@@ -20,13 +20,13 @@ export interface Io {
   err(text: string): void;
   readStdin(): Promise<string | undefined>;
   stdoutIsTty: boolean;
-  /** Aborted when the user interrupts a long-running command (tail). */
+  /** Aborted, with the signal's name as its reason, when the user interrupts the command. */
   interrupted: AbortSignal;
 }
 
 /**
  * Runs one command line; resolves to the exit status: 0 ok (also tail ended by an interrupt), 1 the
- * call failed, 2 usage error, 130 interrupted.
+ * call failed, 2 usage error, 130 interrupted by SIGINT, 143 by SIGTERM.
  */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   let invocation: Invocation;
@@ -85,12 +85,17 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       io.err(`hookline: ${error.message}\n\n${usage(error.command)}`);
       return 2;
     }
-    if (io.interrupted.aborted) return 130;
+    if (io.interrupted.aborted) return interruptedStatus(io.interrupted.reason);
     io.err(terminalSafe(`hookline: ${describeError(error, shownAddress, tokenFrom)}\n`));
     return 1;
   } finally {
     client?.close();
   }
+}
+
+/** The shell's status for a process ended by a signal: 128 + its number (SIGTERM 143, else SIGINT 130). */
+export function interruptedStatus(signal: unknown): number {
+  return signal === "SIGTERM" ? 143 : 130;
 }
 
 /**

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import net from "node:net";
 import { test } from "node:test";
 import { parseCommandLine } from "./cli.js";
-import { runCli } from "./test-helpers.js";
+import { runCli, startCli } from "./test-helpers.js";
 
 /** A port that was just free: nothing listens on it. */
 async function closedPort(): Promise<number> {
@@ -94,6 +94,36 @@ test("an api that never answers is reported within the call deadline, by every c
     }
   } finally {
     for (const socket of held) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test("a command stopped by a signal exits 130 for SIGINT and 143 for SIGTERM", async () => {
+  // An api that never answers keeps the call running until the signal comes.
+  const connected: net.Socket[] = [];
+  let arrived: (() => void) | undefined;
+  const server = net.createServer((socket) => {
+    connected.push(socket);
+    socket.on("error", () => {});
+    arrived?.();
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  try {
+    for (const [signal, status] of [
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+    ] as const) {
+      const connection = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const cli = startCli(["endpoints", "get", "ep", "--tenant", "acme", "--address", address], {});
+      await connection;
+      assert.equal(await cli.stop(signal), status, `${signal}: ${cli.stderr}`);
+    }
+  } finally {
+    for (const socket of connected) socket.destroy();
     await new Promise((resolve) => server.close(resolve));
   }
 });
