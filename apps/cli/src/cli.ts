@@ -5,6 +5,7 @@ const OPTIONS = {
   address: { type: "string" },
   token: { type: "string" },
   transport: { type: "string" },
+  timeout: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   tenant: { type: "string" },
@@ -31,7 +32,7 @@ const OPTIONS = {
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
-const GLOBAL: readonly OptionName[] = ["address", "token", "transport", "json", "help"];
+const GLOBAL: readonly OptionName[] = ["address", "token", "transport", "timeout", "json", "help"];
 
 /** One command: its words, positional arguments (`[x]` optional), options and usage line. */
 interface CommandSpec {
@@ -204,6 +205,8 @@ Options for every command:
                              (default: $HOOKLINE_ADDRESS, else 127.0.0.1:50051)
   --token TOKEN              sent as "authorization: Bearer TOKEN" (default: $HOOKLINE_TOKEN)
   --transport grpc|connect   wire protocol (default grpc)
+  --timeout DURATION         how long a call waits for an answer (default 20s; endpoints delete
+                             and recover wait that long for a first answer, then for the work)
   --json                     JSON output: one object, or one line per item for lists and tail
                              (tail writes JSON lines whenever stdout is not a terminal)
   -h, --help                 show this help

@@ -9,8 +9,10 @@ import { emitCommand, eventShowCommand } from "./events.js";
 import { portalLinkCommand } from "./portal.js";
 import { tailCommand } from "./tail.js";
 import { terminalSafe } from "./terminal-safe.js";
+import { timeoutOption } from "./times.js";
 
 export const DEFAULT_ADDRESS = "127.0.0.1:50051";
+/** How long a call waits for an answer unless --timeout says otherwise. */
 const CALL_TIMEOUT_MS = 20_000;
 
 /** Where the CLI reads and writes; main passes the real process streams. */
@@ -52,6 +54,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (transport !== "grpc" && transport !== "connect") {
       throw new UsageError(`--transport must be grpc or connect, not "${transport}"`);
     }
+    const timeoutMs = values.timeout === undefined ? CALL_TIMEOUT_MS : timeoutOption(values.timeout);
     ({ token, tokenFrom } = tokenOf(values.token, io.env.HOOKLINE_TOKEN));
     try {
       client = createHooklineClient({ address, token, transport });
@@ -72,7 +75,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       invocation,
       json: values.json === true,
       signal: io.interrupted,
-      call: { timeoutMs: CALL_TIMEOUT_MS, signal: io.interrupted },
+      call: { timeoutMs, signal: io.interrupted },
       out: (text) => io.out(terminalSafe(text)),
       err: (text) => io.err(terminalSafe(text)),
       readStdin: io.readStdin,

@@ -56,3 +56,16 @@ export function durationOption(flag: string, text: string, command: string | und
     throw new UsageError(`--${flag} must be a duration such as 90s, 30m, 6h or 2d, not "${text}"`, command);
   }
 }
+
+/** --timeout: how long a call waits for an answer, in ms; more than zero. */
+export function timeoutOption(text: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch {
+    ms = Number.NaN;
+  }
+  if (!(ms > 0))
+    throw new UsageError(`--timeout must be a duration above zero such as 5s or 2m, not "${text}"`);
+  return ms;
+}

@@ -62,7 +62,7 @@ test("a connection reset reads as one, not as an aborted call", async () => {
   }
 });
 
-test("an api that never answers is reported within the call deadline, by every command", {
+test("an api that never answers is reported within the call deadline (--timeout), by every command", {
   timeout: 60_000,
 }, async () => {
   // Accepts connections and never answers, as a stalled proxy or a wedged process would.
@@ -83,7 +83,9 @@ test("an api that never answers is reported within the call deadline, by every c
       ["endpoints", "get", "ep", "--tenant", "acme"],
       ["tail", "--tenant", "acme"],
     ];
-    const results = await Promise.all(commands.map((args) => runCli([...args, "--address", address])));
+    const results = await Promise.all(
+      commands.map((args) => runCli([...args, "--address", address, "--timeout", "2s"])),
+    );
     for (const [i, result] of results.entries()) {
       assert.equal(
         result.stderr,
@@ -132,6 +134,14 @@ test("usage errors print the problem and the usage, with exit status 2", async (
   const cases: [string[], RegExp][] = [
     [[], /^Usage:/m],
     [["frobnicate"], /^hookline: unknown command "frobnicate"/],
+    [
+      ["endpoints", "list", "--tenant", "acme", "--timeout", "0s"],
+      /^hookline: --timeout must be a duration above zero/,
+    ],
+    [
+      ["endpoints", "list", "--tenant", "acme", "--timeout", "soon"],
+      /^hookline: --timeout must be a duration above zero/,
+    ],
     [["endpoints"], /^hookline: "endpoints" needs a subcommand/],
     [["endpoints", "get", "--tenant", "a"], /^hookline: endpoints get needs <id>/],
     [["endpoints", "list"], /^hookline: endpoints list needs --tenant/],
