@@ -1,4 +1,5 @@
 import { type ReconnectInfo, watchAttempts } from "@hookline/client";
+import { NEWEST_ATTEMPT_ID_HEADER } from "@hookline/contracts";
 import type { Context } from "./context.js";
 import { UsageError } from "./errors.js";
 import { ATTEMPT_HEADERS, ATTEMPT_WIDTHS, attemptJson, attemptRow, columnWriter } from "./output.js";
@@ -50,9 +51,6 @@ export async function tailCommand(ctx: Context): Promise<void> {
     else columns.row(attemptRow(attempt));
   }
 }
-
-/** ListAttempts' response header: the newest attempt id when it answered. */
-const NEWEST_ATTEMPT_ID_HEADER = "hookline-newest-attempt-id";
 
 /** Attempt ids are int64: a larger one cannot be sent, and would be retried forever. */
 const MAX_ATTEMPT_ID = 2n ** 63n - 1n;

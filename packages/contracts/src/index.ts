@@ -86,3 +86,4 @@ export {
   PortalService,
   SessionKind,
 } from "./gen/hookline/v1/portal_pb.js";
+export { NEWEST_ATTEMPT_ID_HEADER } from "./headers.js";

@@ -1,6 +1,6 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { type AttemptLogService, DeliveryStatus } from "@hookline/contracts";
+import { type AttemptLogService, DeliveryStatus, NEWEST_ATTEMPT_ID_HEADER } from "@hookline/contracts";
 import {
   getDelivery,
   lastAttemptId,
@@ -25,9 +25,6 @@ import {
 import { watchAttempts } from "../watch-attempts.js";
 import { describeDelivery } from "./describe-delivery.js";
 import { enqueueCommitted } from "./enqueue-committed.js";
-
-/** ListAttempts' response header: the newest attempt id when it answered, to watch from. */
-export const NEWEST_ATTEMPT_ID_HEADER = "hookline-newest-attempt-id";
 
 export function attemptLogService(deps: ApiDeps): ServiceImpl<typeof AttemptLogService> {
   return {
