@@ -104,12 +104,26 @@ function follow(client: HooklineClient, tenantId: string, afterAttemptId: bigint
   };
 }
 
+/** A watch through a relay the test can cut or reset; `stop` ends the watch, then the relay. */
+async function followThroughProxy(tenantId: string, afterAttemptId: bigint) {
+  const proxy = await startCuttableProxy(address);
+  const viaProxy = createHooklineClient({ address: proxy.address });
+  const watch = follow(viaProxy, tenantId, afterAttemptId);
+  return {
+    proxy,
+    watch,
+    stop: () =>
+      watch.stop().finally(async () => {
+        viaProxy.close();
+        await proxy.close();
+      }),
+  };
+}
+
 test(`a watch resumes after a cut connection with no gap and no duplicate (${kind})`, async () => {
   const tenantId = "cut";
   const first = await tenantWithFirstAttempt(tenantId);
-  const proxy = await startCuttableProxy(address);
-  const viaProxy = createHooklineClient({ address: proxy.address });
-  const watch = follow(viaProxy, tenantId, first - 1n);
+  const { proxy, watch, stop } = await followThroughProxy(tenantId, first - 1n);
   try {
     await watch.until(1);
     await emit(tenantId, "e2");
@@ -129,10 +143,7 @@ test(`a watch resumes after a cut connection with no gap and no duplicate (${kin
     await emit(tenantId, "e6");
     await watch.until(6);
   } finally {
-    await watch.stop().finally(async () => {
-      viaProxy.close();
-      await proxy.close();
-    });
+    await stop();
   }
   assert.deepEqual(
     watch.seen.map((a) => a.id),
@@ -147,9 +158,7 @@ test(`a watch resumes after a cut connection with no gap and no duplicate (${kin
 test(`a watch started from now that drops before its first attempt still gets those recorded meanwhile (${kind})`, async () => {
   const tenantId = "from-now";
   await tenantWithFirstAttempt(tenantId);
-  const proxy = await startCuttableProxy(address);
-  const viaProxy = createHooklineClient({ address: proxy.address });
-  const watch = follow(viaProxy, tenantId, 0n);
+  const { proxy, watch, stop } = await followThroughProxy(tenantId, 0n);
   try {
     await watch.live;
     proxy.cut();
@@ -162,10 +171,7 @@ test(`a watch started from now that drops before its first attempt still gets th
     await emit(tenantId, "e3");
     await watch.until(2);
   } finally {
-    await watch.stop().finally(async () => {
-      viaProxy.close();
-      await proxy.close();
-    });
+    await stop();
   }
   // Before, the cursor stayed 0 ("from now on") until an attempt came: e2 was never shown.
   assert.deepEqual(watch.seen.map((a) => a.eventId).sort(), ["e2", "e3"]);
@@ -174,9 +180,7 @@ test(`a watch started from now that drops before its first attempt still gets th
 test(`a watch resumes after its connection is reset, with no gap and no duplicate (${kind})`, async () => {
   const tenantId = "reset";
   const first = await tenantWithFirstAttempt(tenantId);
-  const proxy = await startCuttableProxy(address);
-  const viaProxy = createHooklineClient({ address: proxy.address });
-  const watch = follow(viaProxy, tenantId, first - 1n);
+  const { proxy, watch, stop } = await followThroughProxy(tenantId, first - 1n);
   try {
     await watch.until(1);
     // A reset (ECONNRESET) reaches connect-node as ABORTED, not UNAVAILABLE: before, that ended
@@ -185,10 +189,7 @@ test(`a watch resumes after its connection is reset, with no gap and no duplicat
     await emit(tenantId, "e2");
     await watch.until(2);
   } finally {
-    await watch.stop().finally(async () => {
-      viaProxy.close();
-      await proxy.close();
-    });
+    await stop();
   }
   assert.deepEqual(
     watch.seen.map((a) => a.eventId),
