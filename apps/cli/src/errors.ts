@@ -32,12 +32,21 @@ export function networkProblem(error: unknown): string | undefined {
   return typeof cause?.code === "string" ? NETWORK[cause.code] : undefined;
 }
 
+/** What a failed call's message names besides the error: where it went and what it carried. */
+export interface CallSetting {
+  /** The address as messages show it, with where it came from. */
+  address: string;
+  /** Where the token came from ("--token", "HOOKLINE_TOKEN"), undefined when none was sent. */
+  tokenFrom?: string;
+  /** How long a call waits for an answer, as the user would write it ("20s"). */
+  waited: string;
+}
+
 /**
  * The one line a user sees for a failed call: the server's own message for the errors it explains
- * (NOT_FOUND, INVALID_ARGUMENT, ...), a plain sentence for a service out of reach. `tokenFrom`
- * names where the token came from ("--token", "HOOKLINE_TOKEN"), undefined when none was sent.
+ * (NOT_FOUND, INVALID_ARGUMENT, ...), a plain sentence for a service out of reach.
  */
-export function describeError(error: unknown, address: string, tokenFrom?: string): string {
+export function describeError(error: unknown, { address, tokenFrom, waited }: CallSetting): string {
   if (!(error instanceof ConnectError)) return error instanceof Error ? error.message : String(error);
   const problem = networkProblem(error);
   if (problem) return `cannot reach Hookline at ${address}: ${problem}`;
@@ -48,7 +57,8 @@ export function describeError(error: unknown, address: string, tokenFrom?: strin
     case Code.FailedPrecondition:
       return error.rawMessage;
     case Code.DeadlineExceeded:
-      return `no answer from Hookline at ${address} in time`;
+      // Every deadline here is the CLI's own: say how long it waited and how to wait longer.
+      return `no answer from Hookline at ${address} within ${waited} (--timeout waits longer)`;
     case Code.Unauthenticated:
       return tokenFrom === undefined
         ? `Hookline at ${address} needs a token: set HOOKLINE_TOKEN or pass --token (${error.rawMessage})`

@@ -13,7 +13,7 @@ import { timeoutOption } from "./times.js";
 
 export const DEFAULT_ADDRESS = "127.0.0.1:50051";
 /** How long a call waits for an answer unless --timeout says otherwise. */
-const CALL_TIMEOUT_MS = 20_000;
+const CALL_TIMEOUT = "20s";
 
 /** Where the CLI reads and writes; main passes the real process streams. */
 export interface Io {
@@ -38,6 +38,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   let shownAddress = address;
   let token: string | undefined;
   let tokenFrom: string | undefined;
+  let waited = CALL_TIMEOUT;
   try {
     invocation = parseCommandLine(argv);
     if (invocation.values.help || invocation.command === undefined) {
@@ -54,7 +55,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (transport !== "grpc" && transport !== "connect") {
       throw new UsageError(`--transport must be grpc or connect, not "${transport}"`);
     }
-    const timeoutMs = values.timeout === undefined ? CALL_TIMEOUT_MS : timeoutOption(values.timeout);
+    waited = values.timeout ?? CALL_TIMEOUT;
+    const timeoutMs = timeoutOption(waited);
     ({ token, tokenFrom } = tokenOf(values.token, io.env.HOOKLINE_TOKEN));
     try {
       client = createHooklineClient({ address, token, transport });
@@ -71,7 +73,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
           : `${address} (the default; set HOOKLINE_ADDRESS or pass --address)`;
     const ctx: Context = {
       client,
-      describeError: (error) => describeError(error, shownAddress, tokenFrom),
+      describeError: (error) => describeError(error, { address: shownAddress, tokenFrom, waited }),
       invocation,
       json: values.json === true,
       signal: io.interrupted,
@@ -89,7 +91,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       return 2;
     }
     if (io.interrupted.aborted) return interruptedStatus(io.interrupted.reason);
-    io.err(terminalSafe(`hookline: ${describeError(error, shownAddress, tokenFrom)}\n`));
+    io.err(terminalSafe(`hookline: ${describeError(error, { address: shownAddress, tokenFrom, waited })}\n`));
     return 1;
   } finally {
     client?.close();
