@@ -10,6 +10,7 @@ import {
   type TestBackend,
   type TestSettings,
 } from "@hookline/testkit";
+import { run } from "./run.js";
 
 const CLI = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -90,6 +91,32 @@ export async function runCli(
   const output = collect(child);
   const [code] = (await once(child, "close")) as [number | null];
   return { code, ...output };
+}
+
+/**
+ * Runs a command line in this process, through the same `run` as the binary, with empty stdin.
+ * For tables of cases that end before any call (usage errors): a process each costs about half a
+ * second of CPU, and one spawned case already checks the binary's exit status.
+ */
+export async function runCliInProcess(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<CliResult> {
+  let stdout = "";
+  let stderr = "";
+  const code = await run(args, {
+    env: cliEnv(env),
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+    readStdin: async () => "",
+    stdoutIsTty: false,
+    interrupted: new AbortController().signal,
+  });
+  return { code, stdout, stderr };
 }
 
 /** A long-running `hookline` (tail): its output so far, and a way to wait for lines of it. */

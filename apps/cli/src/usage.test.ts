@@ -3,7 +3,7 @@ import { once } from "node:events";
 import net from "node:net";
 import { test } from "node:test";
 import { parseCommandLine } from "./cli.js";
-import { runCli, startCli } from "./test-helpers.js";
+import { runCli, runCliInProcess, startCli } from "./test-helpers.js";
 
 /** A port that was just free: nothing listens on it. */
 async function closedPort(): Promise<number> {
@@ -196,8 +196,12 @@ test("usage errors print the problem and the usage, with exit status 2", async (
     // Above int64: before, tail retried the unencodable request until interrupted.
     [["tail", "--after", "9999999999999999999"], /^hookline: --after must be an attempt id/],
   ];
+  // The binary itself, once: its exit status is the one run() returns.
+  const spawned = await runCli(["frobnicate"]);
+  assert.equal(spawned.code, 2, spawned.stderr);
+  assert.match(spawned.stderr, /^hookline: unknown command "frobnicate"/);
   for (const [args, message] of cases) {
-    const result = await runCli(args, { env: { HOOKLINE_ADDRESS: "127.0.0.1:1" } });
+    const result = await runCliInProcess(args, { HOOKLINE_ADDRESS: "127.0.0.1:1" });
     assert.equal(result.code, 2, `hookline ${args.join(" ")}: ${result.stderr}`);
     assert.match(result.stderr, message, args.join(" "));
     assert.match(result.stderr, /Usage:\n {2}hookline /, args.join(" "));
@@ -218,20 +222,20 @@ test("--help prints the usage of everything or of one command", async () => {
   for (const command of commands) {
     assert.ok(all.stdout.includes(`hookline ${command} `), command);
   }
-  const one = await runCli(["tail", "--help"]);
+  const one = await runCliInProcess(["tail", "--help"]);
   assert.equal(one.code, 0);
   assert.match(one.stdout, /hookline tail +\[--tenant T\]/);
   assert.doesNotMatch(one.stdout, /endpoints create/);
-  const group = await runCli(["endpoints", "--help"]);
+  const group = await runCliInProcess(["endpoints", "--help"]);
   assert.equal(group.code, 0);
   assert.match(group.stdout, /hookline endpoints create .*\n {2}hookline endpoints list /);
   assert.doesNotMatch(group.stdout, /hookline tail/);
   // `help <group>` reads as `<group> --help`, not as the overview.
-  const viaHelp = await runCli(["help", "endpoints"]);
+  const viaHelp = await runCliInProcess(["help", "endpoints"]);
   assert.equal(viaHelp.code, 0);
   assert.equal(viaHelp.stdout, group.stdout);
-  assert.equal((await runCli(["help", "tail"])).stdout, one.stdout);
-  const typo = await runCli(["help", "endpoint"]);
+  assert.equal((await runCliInProcess(["help", "tail"])).stdout, one.stdout);
+  const typo = await runCliInProcess(["help", "endpoint"]);
   assert.equal(typo.code, 2);
   assert.equal(typo.stdout, "");
   assert.match(typo.stderr, /^hookline: no help on "endpoint": there is no such command\n\nUsage:/);
