@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { eventually, readTestSettings } from "@hookline/testkit";
-import { type RunningHookline, runCli, startHookline } from "./test-helpers.js";
+import { type RunningHookline, runCli, runCliInProcess, startHookline } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -17,7 +17,7 @@ after(() => hookline?.close());
 
 /** Runs the CLI, expects exit 0 and returns stdout parsed as JSON lines. */
 async function json(args: string[], input?: string): Promise<Record<string, unknown>[]> {
-  const result = await runCli([...args, "--json"], { env, ...(input !== undefined && { input }) });
+  const result = await runCliInProcess([...args, "--json"], { env, ...(input !== undefined && { input }) });
   assert.equal(result.code, 0, `hookline ${args.join(" ")}:\n${result.stderr}`);
   return result.stdout
     .split("\n")

@@ -4,7 +4,7 @@ import { createHooklineClient } from "@hookline/client";
 import { SessionKind } from "@hookline/contracts";
 import { eventually, readTestSettings } from "@hookline/testkit";
 import { Webhook } from "standardwebhooks";
-import { type RunningHookline, runCli, startHookline } from "./test-helpers.js";
+import { type RunningHookline, runCli, runCliInProcess, startHookline } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const kind = settings.kind;
@@ -24,7 +24,7 @@ before(async () => {
 after(() => hookline?.close());
 
 async function lines(args: string[]): Promise<Record<string, unknown>[]> {
-  const result = await runCli([...args, "--json"], { env });
+  const result = await runCliInProcess([...args, "--json"], { env });
   assert.equal(result.code, 0, `hookline ${args.join(" ")}:\n${result.stderr}`);
   return result.stdout
     .split("\n")
@@ -33,7 +33,7 @@ async function lines(args: string[]): Promise<Record<string, unknown>[]> {
 }
 
 async function text(args: string[]): Promise<string> {
-  const result = await runCli(args, { env });
+  const result = await runCliInProcess(args, { env });
   assert.equal(result.code, 0, `hookline ${args.join(" ")}:\n${result.stderr}`);
   return result.stdout;
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { createHooklineClient } from "@hookline/client";
 import { eventually, readTestSettings } from "@hookline/testkit";
-import { type RunningHookline, runCli, startCli, startHookline } from "./test-helpers.js";
+import { type RunningHookline, runCliInProcess, startCli, startHookline } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const kind = settings.kind;
@@ -17,7 +17,7 @@ before(async () => {
 after(() => hookline?.close());
 
 async function ok(args: string[]): Promise<string> {
-  const result = await runCli(args, { env });
+  const result = await runCliInProcess(args, { env });
   assert.equal(result.code, 0, `hookline ${args.join(" ")}:\n${result.stderr}`);
   return result.stdout;
 }

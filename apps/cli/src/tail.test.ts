@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { eventually, readTestSettings, spawnHookline } from "@hookline/testkit";
-import { type RunningHookline, runCli, startCli, startHookline } from "./test-helpers.js";
+import { type RunningHookline, runCliInProcess, startCli, startHookline } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -18,7 +18,7 @@ before(async () => {
 after(() => hookline?.close());
 
 async function ok(args: string[]): Promise<string> {
-  const result = await runCli(args, { env });
+  const result = await runCliInProcess(args, { env });
   assert.equal(result.code, 0, `hookline ${args.join(" ")}:\n${result.stderr}`);
   return result.stdout;
 }

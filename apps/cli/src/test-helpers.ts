@@ -94,13 +94,14 @@ export async function runCli(
 }
 
 /**
- * Runs a command line in this process, through the same `run` as the binary, with empty stdin.
- * For tables of cases that end before any call (usage errors): a process each costs about half a
- * second of CPU, and one spawned case already checks the binary's exit status.
+ * Runs a command line in this process, through the same `run` as the binary; `input` is its stdin
+ * (else empty). For the many calls that set a test up or check what a command did: a process each
+ * costs about half a second of CPU. What only the binary does (its exit status, reading a piped
+ * stdin, signals) is tested with runCli and startCli.
  */
 export async function runCliInProcess(
   args: readonly string[],
-  env: Record<string, string> = {},
+  { env = {}, input }: { env?: Record<string, string>; input?: string } = {},
 ): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
@@ -112,7 +113,7 @@ export async function runCliInProcess(
     err: (text) => {
       stderr += text;
     },
-    readStdin: async () => "",
+    readStdin: async () => input ?? "",
     stdoutIsTty: false,
     interrupted: new AbortController().signal,
   });

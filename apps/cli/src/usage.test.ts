@@ -201,7 +201,7 @@ test("usage errors print the problem and the usage, with exit status 2", async (
   assert.equal(spawned.code, 2, spawned.stderr);
   assert.match(spawned.stderr, /^hookline: unknown command "frobnicate"/);
   for (const [args, message] of cases) {
-    const result = await runCliInProcess(args, { HOOKLINE_ADDRESS: "127.0.0.1:1" });
+    const result = await runCliInProcess(args, { env: { HOOKLINE_ADDRESS: "127.0.0.1:1" } });
     assert.equal(result.code, 2, `hookline ${args.join(" ")}: ${result.stderr}`);
     assert.match(result.stderr, message, args.join(" "));
     assert.match(result.stderr, /Usage:\n {2}hookline /, args.join(" "));
