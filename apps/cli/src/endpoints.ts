@@ -44,7 +44,17 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
       // No deadline: the delete cancels the endpoint's whole backlog before it answers (about
       // 30 s a million), and a deadline would report a failure for a delete that went through.
       await probe(ctx, tenantId);
-      await client.endpoints.deleteEndpoint({ tenantId, id }, { signal: ctx.signal });
+      await client.endpoints
+        .deleteEndpoint({ tenantId, id }, { signal: ctx.signal })
+        .catch((error: unknown) => {
+          // The api carries a delete it has received through to the end, whoever stops waiting.
+          if (ctx.signal.aborted) {
+            ctx.err(
+              `hookline: interrupted: if the delete reached Hookline it goes on there (the endpoint is removed and its pending deliveries cancelled); hookline endpoints get ${id} --tenant ${tenantId} says whether it is gone\n`,
+            );
+          }
+          throw error;
+        });
       ctx.out(ctx.json ? `${JSON.stringify({ tenantId, id, deleted: true })}\n` : `deleted endpoint ${id}\n`);
       return;
     }

@@ -95,13 +95,18 @@ export async function runCli(
 
 /**
  * Runs a command line in this process, through the same `run` as the binary; `input` is its stdin
- * (else empty). For the many calls that set a test up or check what a command did: a process each
- * costs about half a second of CPU. What only the binary does (its exit status, reading a piped
- * stdin, signals) is tested with runCli and startCli.
+ * (else empty), and aborting `interrupted` (with the signal's name) is the user's Ctrl-C. For the
+ * many calls that set a test up or check what a command did: a process each costs about half a
+ * second of CPU. What only the binary does (its exit status, reading a piped stdin, signals) is
+ * tested with runCli and startCli.
  */
 export async function runCliInProcess(
   args: readonly string[],
-  { env = {}, input }: { env?: Record<string, string>; input?: string } = {},
+  {
+    env = {},
+    input,
+    interrupted = new AbortController().signal,
+  }: { env?: Record<string, string>; input?: string; interrupted?: AbortSignal } = {},
 ): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
@@ -115,7 +120,7 @@ export async function runCliInProcess(
     },
     readStdin: async () => input ?? "",
     stdoutIsTty: false,
-    interrupted: new AbortController().signal,
+    interrupted,
   });
   return { code, stdout, stderr };
 }

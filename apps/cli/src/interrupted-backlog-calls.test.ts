@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { test } from "node:test";
+import { runCliInProcess } from "./test-helpers.js";
+
+/**
+ * An api that answers ListEndpoints (the CLI's probe) with an empty page and holds every other
+ * call open, as a real one does while it cancels a large backlog. `held` resolves with the path
+ * of the first call it holds.
+ */
+async function apiThatHoldsCalls() {
+  const streams: http2.ServerHttp2Stream[] = [];
+  let heldPath: (path: string) => void = () => {};
+  const held = new Promise<string>((resolve) => {
+    heldPath = resolve;
+  });
+  const server = http2.createServer();
+  server.on("stream", (stream, headers) => {
+    streams.push(stream);
+    stream.on("error", () => {});
+    const path = String(headers[":path"]);
+    stream.resume();
+    if (!path.endsWith("/ListEndpoints")) {
+      heldPath(path);
+      return;
+    }
+    stream.respond({ ":status": 200, "content-type": "application/grpc+proto" }, { waitForTrailers: true });
+    stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+    // One gRPC message frame: not compressed, zero bytes long (an empty ListEndpointsResponse).
+    stream.end(Buffer.alloc(5));
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held,
+    async close() {
+      for (const stream of streams) stream.close();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+test("an endpoints delete interrupted before its answer says the delete may go on, and how to check", async () => {
+  const api = await apiThatHoldsCalls();
+  try {
+    const interrupt = new AbortController();
+    const running = runCliInProcess(["endpoints", "delete", "billing", "--tenant", "acme"], {
+      env: { HOOKLINE_ADDRESS: api.address },
+      interrupted: interrupt.signal,
+    });
+    assert.match(await api.held, /\/DeleteEndpoint$/);
+    interrupt.abort("SIGINT");
+    const result = await running;
+    assert.equal(result.code, 130);
+    assert.equal(result.stdout, "");
+    assert.equal(
+      result.stderr,
+      "hookline: interrupted: if the delete reached Hookline it goes on there (the endpoint is removed and its pending deliveries cancelled); hookline endpoints get billing --tenant acme says whether it is gone\n",
+    );
+  } finally {
+    await api.close();
+  }
+});
+
+test("an endpoints recover interrupted before its answer says what was requeued stays queued", async () => {
+  const api = await apiThatHoldsCalls();
+  try {
+    const interrupt = new AbortController();
+    const running = runCliInProcess(
+      ["endpoints", "recover", "billing", "--tenant", "acme", "--since", "1h"],
+      {
+        env: { HOOKLINE_ADDRESS: api.address },
+        interrupted: interrupt.signal,
+      },
+    );
+    assert.match(await api.held, /\/RecoverEndpoint$/);
+    interrupt.abort("SIGTERM");
+    const result = await running;
+    assert.equal(result.code, 143);
+    assert.equal(
+      result.stderr,
+      "hookline: interrupted: what was requeued stays queued; run it again for the rest\n",
+    );
+  } finally {
+    await api.close();
+  }
+});
