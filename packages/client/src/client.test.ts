@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import http2 from "node:http2";
 import { syncBuiltinESMExports } from "node:module";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { test } from "node:test";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AttemptLogService, EndpointService } from "@hookline/contracts";
 import { createTestBackend, readTestSettings, spawnHookline, startCuttableProxy } from "@hookline/testkit";
@@ -152,6 +152,44 @@ test("a watch whose connection is reset after the server's GOAWAY reconnects ins
     client.close();
     await proxy.close();
     for (const session of serverSessions) session.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test("calls whose connection is reset fail as a reset, never as cancelled by the caller", async () => {
+  // Accepts connections and resets each one at once (TCP RST). Some calls see the reset while
+  // their stream is open, and Node closes that stream with CANCEL and no error: before, those
+  // failed as CANCELED ("http/2 stream closed with error code CANCEL"), the code of a call its
+  // caller gave up, and a watch would not have resumed. Many clients at once make such a call
+  // in every round here.
+  const server = net.createServer((socket) => socket.resetAndDestroy());
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const client = createHooklineClient({ address });
+          try {
+            await client.endpoints.listEndpoints({ tenantId: "t" }, { timeoutMs: 10_000 });
+            assert.fail("a reset connection answered");
+          } catch (error) {
+            const e = ConnectError.from(error);
+            const cause = (e.cause as { code?: unknown } | undefined)?.code;
+            const outcome = `${Code[e.code]} (${String(cause)})`;
+            outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+          } finally {
+            client.close();
+          }
+        }),
+      );
+    }
+    for (const outcome of outcomes.keys()) {
+      assert.match(outcome, /^(Unavailable|Aborted) \(ECONNRESET\)$/, JSON.stringify([...outcomes]));
+    }
+  } finally {
     await new Promise((resolve) => server.close(resolve));
   }
 });

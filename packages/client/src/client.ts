@@ -67,18 +67,27 @@ class GuardedSessionManager extends Http2SessionManager {
     ...args: Parameters<Http2SessionManager["request"]>
   ): Promise<http2.ClientHttp2Stream> {
     const stream = await super.request(...args);
-    // A stream that Node closes under a dying session without an error (a connection reset after
-    // the server's GOAWAY) ended neither its response nor the call, and a watch waited forever.
-    // Report it as the reset it is: the call fails, and a watch resumes.
+    const session = stream.session;
+    // Node closes a stream without an error when its session dies under it: with NO_ERROR after
+    // the server's GOAWAY (connect-node then ended neither the response nor the call, and a watch
+    // waited forever), with CANCEL when the connection is reset (connect-node reported that as the
+    // caller's own cancel, "canceled: http/2 stream closed with error code CANCEL"). Report both
+    // as the reset they are: the call fails as unreachable, and a watch resumes. A caller's own
+    // cancel also closes with CANCEL, but its session lives on.
     stream.once("close", () => {
-      if (!stream.readableEnded && stream.rstCode === http2constants.NGHTTP2_NO_ERROR) {
+      if (stream.readableEnded) return;
+      const code = stream.rstCode;
+      const sessionDied = session === undefined || session.destroyed;
+      if (
+        code === http2constants.NGHTTP2_NO_ERROR ||
+        (code === http2constants.NGHTTP2_CANCEL && sessionDied)
+      ) {
         stream.emit(
           "error",
           Object.assign(new Error("the connection closed under the call"), { code: "ECONNRESET" }),
         );
       }
     });
-    const session = stream.session;
     if (session && !this.guarded.has(session)) {
       this.guarded.add(session);
       session.on("error", ignoreLateSessionError);
