@@ -115,7 +115,9 @@ test(`emit takes data from the argument or stdin; event show lists the deliverie
   assert.equal(fromArg.duplicate, false);
   const fromStdin = await one(["emit", "order.paid", ...t, "--id", "o2"], '{"order": 2}\n');
   assert.equal((fromStdin.deliveryIds as string[]).length, 1);
+  // Spawned: the binary itself reads a piped stdin.
   const again = await runCli(["emit", "order.paid", "-", ...t, "--id", "o2"], { env, input: '{"order": 2}' });
+  assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /^event o2 was already recorded \(nothing new written\): 1 delivery$/m);
 
   const shown = await one(["event", "show", "o2", ...t]);

@@ -50,7 +50,7 @@ export async function endpointsCommand(ctx: Context): Promise<void> {
           // The api carries a delete it has received through to the end, whoever stops waiting.
           if (ctx.signal.aborted) {
             ctx.err(
-              `hookline: interrupted: if the delete reached Hookline it goes on there (the endpoint is removed and its pending deliveries cancelled); hookline endpoints get ${id} --tenant ${tenantId} says whether it is gone\n`,
+              `hookline: interrupted: if the delete reached Hookline it goes on there (the endpoint is removed and its pending deliveries cancelled); hookline endpoints list --tenant ${tenantId}, with the same --address and --token, shows whether it is gone\n`,
             );
           }
           throw error;

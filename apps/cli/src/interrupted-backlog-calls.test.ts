@@ -3,7 +3,7 @@ import { once } from "node:events";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { runCliInProcess } from "./test-helpers.js";
+import { type CliResult, runCliInProcess } from "./test-helpers.js";
 
 /**
  * An api that answers ListEndpoints (the CLI's probe) with an empty page and holds every other
@@ -43,7 +43,17 @@ async function apiThatHoldsCalls() {
   };
 }
 
-test("an endpoints delete interrupted before its answer says the delete may go on, and how to check", async () => {
+/** The held call's path; fails at once if the command ended without making that call. */
+function heldOrEnded(held: Promise<string>, running: Promise<CliResult>): Promise<string> {
+  return Promise.race([
+    held,
+    running.then((result) => assert.fail(`the command ended first (${result.code}): ${result.stderr}`)),
+  ]);
+}
+
+test("an endpoints delete interrupted before its answer says the delete may go on, and how to check", {
+  timeout: 30_000,
+}, async () => {
   const api = await apiThatHoldsCalls();
   try {
     const interrupt = new AbortController();
@@ -51,21 +61,23 @@ test("an endpoints delete interrupted before its answer says the delete may go o
       env: { HOOKLINE_ADDRESS: api.address },
       interrupted: interrupt.signal,
     });
-    assert.match(await api.held, /\/DeleteEndpoint$/);
+    assert.match(await heldOrEnded(api.held, running), /\/DeleteEndpoint$/);
     interrupt.abort("SIGINT");
     const result = await running;
     assert.equal(result.code, 130);
     assert.equal(result.stdout, "");
     assert.equal(
       result.stderr,
-      "hookline: interrupted: if the delete reached Hookline it goes on there (the endpoint is removed and its pending deliveries cancelled); hookline endpoints get billing --tenant acme says whether it is gone\n",
+      "hookline: interrupted: if the delete reached Hookline it goes on there (the endpoint is removed and its pending deliveries cancelled); hookline endpoints list --tenant acme, with the same --address and --token, shows whether it is gone\n",
     );
   } finally {
     await api.close();
   }
 });
 
-test("an endpoints recover interrupted before its answer says what was requeued stays queued", async () => {
+test("an endpoints recover interrupted before its answer says what was requeued stays queued", {
+  timeout: 30_000,
+}, async () => {
   const api = await apiThatHoldsCalls();
   try {
     const interrupt = new AbortController();
@@ -76,7 +88,7 @@ test("an endpoints recover interrupted before its answer says what was requeued 
         interrupted: interrupt.signal,
       },
     );
-    assert.match(await api.held, /\/RecoverEndpoint$/);
+    assert.match(await heldOrEnded(api.held, running), /\/RecoverEndpoint$/);
     interrupt.abort("SIGTERM");
     const result = await running;
     assert.equal(result.code, 143);

@@ -55,7 +55,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (transport !== "grpc" && transport !== "connect") {
       throw new UsageError(`--transport must be grpc or connect, not "${transport}"`);
     }
-    waited = values.timeout ?? CALL_TIMEOUT;
+    waited = values.timeout?.trim() ?? CALL_TIMEOUT;
     const timeoutMs = timeoutOption(waited);
     ({ token, tokenFrom } = tokenOf(values.token, io.env.HOOKLINE_TOKEN));
     try {

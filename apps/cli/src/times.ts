@@ -57,7 +57,10 @@ export function durationOption(flag: string, text: string, command: string | und
   }
 }
 
-/** --timeout: how long a call waits for an answer, in ms; more than zero. */
+/** The longest wait a timer can hold (2^31 - 1 ms, about 24.8 days): a longer one fires at once. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** --timeout: how long a call waits for an answer, in ms; more than zero, at most 24 days. */
 export function timeoutOption(text: string): number {
   let ms: number;
   try {
@@ -65,7 +68,9 @@ export function timeoutOption(text: string): number {
   } catch {
     ms = Number.NaN;
   }
-  if (!(ms > 0))
-    throw new UsageError(`--timeout must be a duration above zero such as 5s or 2m, not "${text}"`);
+  if (!(ms > 0 && ms <= MAX_TIMEOUT_MS))
+    throw new UsageError(
+      `--timeout must be a duration above zero and at most 24d, such as 5s or 2m, not "${text}"`,
+    );
   return ms;
 }

@@ -142,6 +142,11 @@ test("usage errors print the problem and the usage, with exit status 2", async (
       ["endpoints", "list", "--tenant", "acme", "--timeout", "soon"],
       /^hookline: --timeout must be a duration above zero/,
     ],
+    // Longer than a timer can wait: the call would have failed at once, "after 30d".
+    [
+      ["endpoints", "list", "--tenant", "acme", "--timeout", "30d"],
+      /^hookline: --timeout must be a duration above zero and at most 24d/,
+    ],
     [["endpoints"], /^hookline: "endpoints" needs a subcommand/],
     [["endpoints", "get", "--tenant", "a"], /^hookline: endpoints get needs <id>/],
     [["endpoints", "list"], /^hookline: endpoints list needs --tenant/],
