@@ -136,8 +136,8 @@ test("an api shutting down ends a backlog call at its next page: a delete answer
     const closing = svc.service.close();
     await hold.commit().execute();
 
-    await deleting; // answered: the endpoint is gone
-    await assert.rejects(recovering, (error: unknown) => {
+    // Handled before waiting on the delete: the recovery may well be refused first.
+    const refused = assert.rejects(recovering, (error: unknown) => {
       const e = ConnectError.from(error);
       assert.equal(e.code, Code.Unavailable);
       assert.match(
@@ -146,6 +146,8 @@ test("an api shutting down ends a backlog call at its next page: a delete answer
       );
       return true;
     });
+    await deleting; // answered: the endpoint is gone
+    await refused;
     await closing;
     const count = async (tenantId: string, status: DeliveryStatusValue) =>
       (
