@@ -43,60 +43,60 @@ async function apiThatHoldsCalls() {
   };
 }
 
-/** The held call's path; fails at once if the command ended without making that call. */
-function heldOrEnded(held: Promise<string>, running: Promise<CliResult>): Promise<string> {
-  return Promise.race([
-    held,
-    running.then((result) => assert.fail(`the command ended first (${result.code}): ${result.stderr}`)),
-  ]);
+/**
+ * Runs a command against an api that holds its call, interrupts it with `signal` once the call
+ * is held, and returns the held call's path and the command's result. Fails at once if the
+ * command ended without making that call.
+ */
+async function interruptWhileHeld(
+  args: string[],
+  signal: NodeJS.Signals,
+): Promise<{ path: string; result: CliResult }> {
+  const api = await apiThatHoldsCalls();
+  try {
+    const interrupt = new AbortController();
+    const running = runCliInProcess(args, {
+      env: { HOOKLINE_ADDRESS: api.address },
+      interrupted: interrupt.signal,
+    });
+    const path = await Promise.race([
+      api.held,
+      running.then((result) => assert.fail(`the command ended first (${result.code}): ${result.stderr}`)),
+    ]);
+    interrupt.abort(signal);
+    return { path, result: await running };
+  } finally {
+    await api.close();
+  }
 }
 
 test("an endpoints delete interrupted before its answer says the delete may go on, and how to check", {
   timeout: 30_000,
 }, async () => {
-  const api = await apiThatHoldsCalls();
-  try {
-    const interrupt = new AbortController();
-    const running = runCliInProcess(["endpoints", "delete", "billing", "--tenant", "acme"], {
-      env: { HOOKLINE_ADDRESS: api.address },
-      interrupted: interrupt.signal,
-    });
-    assert.match(await heldOrEnded(api.held, running), /\/DeleteEndpoint$/);
-    interrupt.abort("SIGINT");
-    const result = await running;
-    assert.equal(result.code, 130);
-    assert.equal(result.stdout, "");
-    assert.equal(
-      result.stderr,
-      "hookline: interrupted: if the delete reached Hookline it goes on there (the endpoint is removed and its pending deliveries cancelled); hookline endpoints list --tenant acme, with the same --address and --token, shows whether it is gone\n",
-    );
-  } finally {
-    await api.close();
-  }
+  const { path, result } = await interruptWhileHeld(
+    ["endpoints", "delete", "billing", "--tenant", "acme"],
+    "SIGINT",
+  );
+  assert.match(path, /\/DeleteEndpoint$/);
+  assert.equal(result.code, 130);
+  assert.equal(result.stdout, "");
+  assert.equal(
+    result.stderr,
+    "hookline: interrupted: if the delete reached Hookline it goes on there (the endpoint is removed and its pending deliveries cancelled); hookline endpoints list --tenant acme, with the same --address and --token, shows whether it is gone\n",
+  );
 });
 
 test("an endpoints recover interrupted before its answer says what was requeued stays queued", {
   timeout: 30_000,
 }, async () => {
-  const api = await apiThatHoldsCalls();
-  try {
-    const interrupt = new AbortController();
-    const running = runCliInProcess(
-      ["endpoints", "recover", "billing", "--tenant", "acme", "--since", "1h"],
-      {
-        env: { HOOKLINE_ADDRESS: api.address },
-        interrupted: interrupt.signal,
-      },
-    );
-    assert.match(await heldOrEnded(api.held, running), /\/RecoverEndpoint$/);
-    interrupt.abort("SIGTERM");
-    const result = await running;
-    assert.equal(result.code, 143);
-    assert.equal(
-      result.stderr,
-      "hookline: interrupted: what was requeued stays queued; run it again for the rest\n",
-    );
-  } finally {
-    await api.close();
-  }
+  const { path, result } = await interruptWhileHeld(
+    ["endpoints", "recover", "billing", "--tenant", "acme", "--since", "1h"],
+    "SIGTERM",
+  );
+  assert.match(path, /\/RecoverEndpoint$/);
+  assert.equal(result.code, 143);
+  assert.equal(
+    result.stderr,
+    "hookline: interrupted: what was requeued stays queued; run it again for the rest\n",
+  );
 });
