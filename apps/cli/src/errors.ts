@@ -32,6 +32,9 @@ export function networkProblem(error: unknown): string | undefined {
   return typeof cause?.code === "string" ? NETWORK[cause.code] : undefined;
 }
 
+/** connect's message for a call whose timeout ran out, on the client or in the api it reached. */
+const OWN_DEADLINE_MESSAGE = "the operation timed out";
+
 /** What a failed call's message names besides the error: where it went and what it carried. */
 export interface CallSetting {
   /** The address as messages show it, with where it came from. */
@@ -57,8 +60,12 @@ export function describeError(error: unknown, { address, tokenFrom, waited }: Ca
     case Code.FailedPrecondition:
       return error.rawMessage;
     case Code.DeadlineExceeded:
-      // Every deadline here is the CLI's own: say how long it waited and how to wait longer.
-      return `no answer from Hookline at ${address} within ${waited} (--timeout waits longer)`;
+      // The CLI's own deadline (connect's timer, or the api's echo of the timeout the call sent):
+      // say how long it waited and how to wait longer. Any other message came from something
+      // between (a proxy's own limit), which --timeout does not change: shown as it came.
+      if (error.rawMessage === OWN_DEADLINE_MESSAGE)
+        return `no answer from Hookline at ${address} within ${waited} (--timeout waits longer)`;
+      return `deadline exceeded on the way to Hookline at ${address}: ${error.rawMessage}`;
     case Code.Unauthenticated:
       return tokenFrom === undefined
         ? `Hookline at ${address} needs a token: set HOOKLINE_TOKEN or pass --token (${error.rawMessage})`
