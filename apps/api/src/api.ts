@@ -24,7 +24,7 @@ export function routes(deps: ApiDeps) {
     router.service(AttemptLogService, attemptLogService(deps));
     router.service(PortalService, portalService(deps));
     // Health and reflection describe the services above, so they come last.
-    registerEcosystem(router, { checkStore: deps.checkStore, streams: deps.streams });
+    registerEcosystem(router, { checkStore: deps.checkStore, healthWatches: deps.healthWatches });
   };
 }
 

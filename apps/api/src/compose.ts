@@ -8,6 +8,7 @@ import { generateSecret } from "@hookline/signing";
 import { ping } from "@hookline/store";
 import { startApiServer } from "./api.js";
 import { AttemptFeed, storeAttemptSource } from "./attempt-feed.js";
+import { HealthWatchSlots } from "./ecosystem/health-watch-slots.js";
 import { createEmitBatcher } from "./emit-batcher.js";
 import { exitAfterCommits } from "./fault-exit.js";
 import { isLoopback } from "./loopback.js";
@@ -51,6 +52,7 @@ export async function startApiFromConfig(
         producer: infra.producer,
         attemptFeed,
         streams: new StreamLimiter(config.streams),
+        healthWatches: new HealthWatchSlots(config.maxHealthWatches),
         maxResponseBytes: config.delivery.maxResponseBytes,
         addressPolicy: createAddressPolicy({ allowedCidrs: config.delivery.allowedCidrs }),
         maxDataBytes: config.maxDataBytes,

@@ -3,6 +3,7 @@ import type { DeliveryProducer } from "@hookline/queue";
 import type { Logger } from "@hookline/runtime";
 import type { EmitResult, NewEvent, StoreDb } from "@hookline/store";
 import type { AttemptFeed } from "./attempt-feed.js";
+import type { HealthWatchSlots } from "./ecosystem/health-watch-slots.js";
 import type { StreamLimiter } from "./stream-limiter.js";
 
 /** What the RPC handlers need; built once in the composition root. */
@@ -11,8 +12,10 @@ export interface ApiDeps {
   producer: Pick<DeliveryProducer, "enqueue" | "discard" | "unpause" | "writeLimits" | "currentLimit">;
   /** New attempts for WatchAttempts streams. */
   attemptFeed: AttemptFeed;
-  /** Slots for long-lived streams (WatchAttempts, Health.Watch), per token and in total. */
+  /** Slots for WatchAttempts streams, per token, per tenant and in total. */
   streams: StreamLimiter;
+  /** Slots for Health.Watch streams, which need no token: a pool of their own. */
+  healthWatches: HealthWatchSlots;
   /** Largest response body kept per attempt: sizes WatchAttempts backfill pages by bytes. */
   maxResponseBytes: number;
   /** Which addresses endpoint URLs may name literally; the worker checks resolved ones when delivering. */

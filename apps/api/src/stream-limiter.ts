@@ -7,7 +7,7 @@ export interface StreamOwner {
 }
 
 /**
- * Counts long-lived streams (WatchAttempts, Health.Watch), per API token, per tenant and in
+ * Counts WatchAttempts streams, per API token, per tenant and in
  * total, so that callers cannot hold unbounded memory by opening streams they never read. The
  * tenant's count matters because a tenant can issue itself portal links, each a token of its own:
  * without it, one tenant held every stream of the server, and others' were refused.
@@ -21,7 +21,7 @@ export class StreamLimiter {
 
   /**
    * Takes a slot for one stream, or throws RESOURCE_EXHAUSTED naming the limit. A caller without
-   * a token (health, or no authentication) counts only in the total, an admin token (every
+   * a token (no authentication) counts only in the total, an admin token (every
    * tenant) in its token's count and the total. Returns the release function (calling it twice
    * releases once).
    */

@@ -14,7 +14,10 @@ const settings = readTestSettings(process.env);
 const TOKEN_A = "watch-limits-token-a-0123456789";
 const TOKEN_B = "watch-limits-token-b-0123456789";
 
-/** Opens a stream and resolves once it is refused, or stays pending while it is open. */
+/**
+ * Opens a stream: `ended` resolves once it is refused or closed, `answered` once its first message
+ * arrives (Health.Watch sends the status at once; WatchAttempts only when attempts exist).
+ */
 function open(api: TestApi, token: string | undefined, kind: "attempts" | "health" = "attempts") {
   const transport = createGrpcTransport({ baseUrl: `http://${api.address}` });
   const controller = new AbortController();
@@ -26,17 +29,22 @@ function open(api: TestApi, token: string | undefined, kind: "attempts" | "healt
     kind === "attempts"
       ? createClient(AttemptLogService, transport).watchAttempts({}, options)
       : createClient(Health, transport).watch({ service: "" }, options);
+  let answer = () => {};
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
   const ended = (async () => {
     try {
       for await (const _ of stream) {
-        // Live messages are not the point here.
+        // What the messages say is not the point here.
+        answer();
       }
       return "ended";
     } catch (error) {
       return controller.signal.aborted ? "closed" : ConnectError.from(error);
     }
   })();
-  return { ended, close: () => controller.abort() };
+  return { ended, answered, close: () => controller.abort() };
 }
 
 describe("WatchAttempts and Health.Watch streams are bounded per token and in total", () => {
@@ -46,6 +54,7 @@ describe("WatchAttempts and Health.Watch streams are bounded per token and in to
       HOOKLINE_API_TOKENS: `tenant:a:${TOKEN_A},tenant:b:${TOKEN_B}`,
       HOOKLINE_MAX_STREAMS_PER_TOKEN: "2",
       HOOKLINE_MAX_STREAMS: "3",
+      HOOKLINE_MAX_HEALTH_WATCHES: "1",
     });
   });
   after(() => api?.close());
@@ -71,8 +80,6 @@ describe("WatchAttempts and Health.Watch streams are bounded per token and in to
       (n) => n === 3,
     );
     await refused(open(api, TOKEN_B), "HOOKLINE_MAX_STREAMS\\b");
-    // Health.Watch needs no token, and counts against the total.
-    await refused(open(api, undefined, "health"), "HOOKLINE_MAX_STREAMS\\b");
     a1.close();
     assert.equal(await a1.ended, "closed");
     await eventually(
@@ -86,6 +93,30 @@ describe("WatchAttempts and Health.Watch streams are bounded per token and in to
     );
     for (const stream of [a2, b1, a3]) stream.close();
     await Promise.all([a2.ended, b1.ended, a3.ended]);
+  });
+
+  /** Waits for a stream's first message, failing at once if it ends first. */
+  const answers = async (stream: ReturnType<typeof open>) => {
+    const first = await Promise.race([stream.answered.then(() => "answered"), stream.ended]);
+    assert.equal(first, "answered", `answered, not ${String(first)}`);
+  };
+
+  test("Health.Watch, which needs no token, has a pool of its own: it takes no tenant's slot", async () => {
+    const health = open(api, undefined, "health");
+    await answers(health);
+    // Counted in the total, the unauthenticated watch would leave tenants two slots, not three.
+    const held = [open(api, TOKEN_A), open(api, TOKEN_A), open(api, TOKEN_B)];
+    await eventually(
+      async () => api.server.openStreams,
+      (n) => n === 3,
+    );
+    await refused(open(api, undefined, "health"), "HOOKLINE_MAX_HEALTH_WATCHES");
+    health.close();
+    assert.equal(await health.ended, "closed");
+    const again = open(api, undefined, "health");
+    await answers(again);
+    for (const stream of [...held, again]) stream.close();
+    await Promise.all([...held, again].map((stream) => stream.ended));
   });
 });
 

@@ -172,6 +172,7 @@ test("limits have sane defaults and bad values name their variable", () => {
     maxHeaderBytes: 16_384,
   });
   assert.deepEqual(config.streams, { perToken: 20, perTenant: 50, total: 200 });
+  assert.equal(config.maxHealthWatches, 100);
   assert.equal(config.databaseTimeoutMs, 30_000);
   assert.equal(loadConfig({ HOOKLINE_DATABASE_TIMEOUT: "2s" }).databaseTimeoutMs, 2000);
   // Past about 24.8 days PostgreSQL refuses the statement timeout, and every store call failed.
@@ -187,6 +188,7 @@ test("limits have sane defaults and bad values name their variable", () => {
         HOOKLINE_MAX_CONNECTIONS: "lots",
         HOOKLINE_HANDSHAKE_TIMEOUT: "0s",
         HOOKLINE_MAX_STREAMS: "-1",
+        HOOKLINE_MAX_HEALTH_WATCHES: "0",
         // Loops that would spin, and settings that would disable or purge everything at once.
         HOOKLINE_SWEEP_INTERVAL: "0s",
         HOOKLINE_WATCH_POLL_INTERVAL: "1ms",
@@ -202,6 +204,7 @@ test("limits have sane defaults and bad values name their variable", () => {
         "HOOKLINE_MAX_CONNECTIONS",
         "HOOKLINE_HANDSHAKE_TIMEOUT",
         "HOOKLINE_MAX_STREAMS",
+        "HOOKLINE_MAX_HEALTH_WATCHES",
         "HOOKLINE_SWEEP_INTERVAL",
         "HOOKLINE_WATCH_POLL_INTERVAL",
         "HOOKLINE_RETENTION",

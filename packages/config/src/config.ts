@@ -81,8 +81,13 @@ export interface HooklineConfig {
   maxEndpointsPerTenant: number;
   /** What the api's listener allows a connection before and after it authenticates. */
   connections: ConnectionLimits;
-  /** Long-lived streams (WatchAttempts, Health.Watch) open at once. */
+  /** WatchAttempts streams open at once, per token, per tenant and in total. */
   streams: { perToken: number; perTenant: number; total: number };
+  /**
+   * Health.Watch streams open at once: a pool apart from WatchAttempts', since health needs no
+   * token and unauthenticated peers must not take the slots tenants' streams need.
+   */
+  maxHealthWatches: number;
   /** Attempts a WatchAttempts stream may fall behind before it is ended with RESOURCE_EXHAUSTED. */
   watchBufferLimit: number;
   /** How often the api re-reads new attempts even without a signal (a dropped LISTEN connection). */
@@ -270,6 +275,7 @@ export function loadConfig(env: Env): HooklineConfig {
       perTenant: read("HOOKLINE_MAX_STREAMS_PER_TENANT", "50", int(1, 100_000)),
       total: read("HOOKLINE_MAX_STREAMS", "200", int(1, 100_000)),
     },
+    maxHealthWatches: read("HOOKLINE_MAX_HEALTH_WATCHES", "100", int(1, 100_000)),
     watchBufferLimit: read("HOOKLINE_WATCH_BUFFER", "10000", int(1, 1_000_000)),
     watchPollIntervalMs: read("HOOKLINE_WATCH_POLL_INTERVAL", "1s", interval),
     faultExitAfterCommit: read("HOOKLINE_FAULT_EXIT_AFTER_COMMIT", "0", int(0, 1_000_000)),

@@ -1,7 +1,7 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@hookline/contracts";
-import type { StreamLimiter } from "../stream-limiter.js";
 import type { HealthMonitor } from "./health-monitor.js";
+import type { HealthWatchSlots } from "./health-watch-slots.js";
 
 /**
  * grpc.health.v1.Health for the whole server ("") and each named service. Every Hookline RPC needs
@@ -10,7 +10,7 @@ import type { HealthMonitor } from "./health-monitor.js";
 export function healthService(
   monitor: HealthMonitor,
   services: readonly string[],
-  streams: StreamLimiter,
+  watches: HealthWatchSlots,
 ): ServiceImpl<typeof Health> {
   const known = new Set(["", ...services]);
   const statusOf = (healthy: boolean) => (healthy ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
@@ -22,8 +22,7 @@ export function healthService(
       return { status: statusOf(await monitor.check()) };
     },
     async *watch(request, context) {
-      // Health needs no token, so only the server-wide stream limit applies.
-      const release = streams.acquire({ tokenId: undefined, tenantId: undefined });
+      const release = watches.acquire();
       try {
         if (!known.has(request.service)) {
           // The protocol keeps the call open: the service may become known later (it never does here).

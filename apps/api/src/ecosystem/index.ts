@@ -6,17 +6,17 @@ import {
   ServerReflection,
   ServerReflectionV1alpha,
 } from "@hookline/contracts";
-import type { StreamLimiter } from "../stream-limiter.js";
 import { createDescriptorIndex } from "./descriptor-index.js";
 import { healthService } from "./health.js";
 import { DEFAULT_HEALTH_OPTIONS, HealthMonitor, type HealthMonitorOptions } from "./health-monitor.js";
+import type { HealthWatchSlots } from "./health-watch-slots.js";
 import { registerReflection } from "./reflection.js";
 
 export interface EcosystemOptions {
   /** Whether the store answers; the services are NOT_SERVING while it does not. */
   checkStore(): Promise<boolean>;
-  /** Health.Watch streams count against the server's stream limit. */
-  streams: StreamLimiter;
+  /** Slots for Health.Watch streams, apart from WatchAttempts'. */
+  healthWatches: HealthWatchSlots;
   health?: HealthMonitorOptions;
 }
 
@@ -28,7 +28,7 @@ export function registerEcosystem(router: ConnectRouter, options: EcosystemOptio
   const served = new Map<string, DescService>();
   for (const handler of router.handlers) served.set(handler.service.typeName, handler.service);
   const monitor = new HealthMonitor(options.checkStore, options.health ?? DEFAULT_HEALTH_OPTIONS);
-  router.service(Health, healthService(monitor, [...served.keys()], options.streams));
+  router.service(Health, healthService(monitor, [...served.keys()], options.healthWatches));
   // error_details.proto is not imported by any service, but clients decode error details with it.
   const index = createDescriptorIndex(
     [...served.values(), Health, ServerReflection, ServerReflectionV1alpha],
