@@ -143,8 +143,8 @@ test(`rotate-secret prints the new secret; both sign until the grace ends (${kin
   const during = await verifiesWith("during-grace");
   assert.deepEqual([during(oldSecret), during(newSecret)], [true, true], "both sign during the grace");
 
-  // --grace 0s retires every earlier secret at once.
-  const [last] = await lines(["endpoints", "rotate-secret", "ep", ...t, "--grace", "0s"]);
+  // --grace 0, with no unit, retires every earlier secret at once.
+  const [last] = await lines(["endpoints", "rotate-secret", "ep", ...t, "--grace", "0"]);
   const latest = String(last?.secret);
   const now = await verifiesWith("after-grace");
   assert.deepEqual([now(oldSecret), now(newSecret), now(latest)], [false, false, true]);

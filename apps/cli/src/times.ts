@@ -48,10 +48,11 @@ function momentMs(text: string): number | undefined {
   return match[4] === undefined ? date.getTime() : Date.parse(text);
 }
 
-/** A DURATION option ("90s", "30m", "0s"); the server checks its range. */
+/** A DURATION option ("90s", "30m", "0"); the server checks its range. */
 export function durationOption(flag: string, text: string, command: string | undefined): Duration {
   try {
-    return durationFromMs(parseDuration(text));
+    // A bare 0 needs no unit: "--grace 0" retires old secrets at once, as the README says.
+    return durationFromMs(text.trim() === "0" ? 0 : parseDuration(text));
   } catch {
     throw new UsageError(`--${flag} must be a duration such as 90s, 30m, 6h or 2d, not "${text}"`, command);
   }
