@@ -88,6 +88,18 @@ test("streamed columns start wide and widen for a longer value", () => {
   assert.ok(lines.every((line) => line.endsWith("\n") && !line.endsWith(" \n")));
 });
 
+test("a manual attempt in a stream keeps the columns after TRY where the header put them", () => {
+  const lines: string[] = [];
+  const columns = columnWriter(ATTEMPT_HEADERS, ATTEMPT_WIDTHS, (line) => lines.push(line));
+  columns.header();
+  columns.row(attemptRow(attempt));
+  columns.row(attemptRow({ ...attempt, id: 43n, attemptNumber: 12, trigger: AttemptTrigger.MANUAL }));
+  const [header = "", scheduled = "", manual = ""] = lines;
+  assert.match(manual, /12 \(manual\)/);
+  const result = header.indexOf("RESULT");
+  assert.deepEqual([scheduled.indexOf("will retry"), manual.indexOf("will retry")], [result, result]);
+});
+
 test("a value's further lines are indented under it, so none reads as a field of its own", () => {
   const endpoint = create(EndpointSchema, {
     id: "billing",

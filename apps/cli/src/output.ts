@@ -174,8 +174,11 @@ export const ATTEMPT_HEADERS = [
   "DETAIL",
 ] as const;
 
-/** Starting widths for a live stream of attempts, so early rows rarely need to widen a column. */
-export const ATTEMPT_WIDTHS = [6, 24, 10, 12, 16, 3, 10, 4, 7] as const;
+/**
+ * Starting widths for a live stream of attempts, so early rows rarely need to widen a column;
+ * TRY fits a manual retry ("12 (manual)"), which would otherwise shift every column after it.
+ */
+export const ATTEMPT_WIDTHS = [6, 24, 10, 12, 16, 11, 10, 4, 7] as const;
 
 /** One attempt as table cells; the result is the delivery's state after it ("will retry"). */
 export function attemptRow(a: Attempt): string[] {
