@@ -168,6 +168,12 @@ test(`portal link prints a console URL on the called address, scoped to the tena
   } finally {
     customer.close();
   }
+  // --json gives the token itself, as the RPC does, beside the URL that carries it.
+  const [json] = await lines(["portal", "link", ...t]);
+  assert.ok(String(json?.token).startsWith("hlp1."), JSON.stringify(json));
+  assert.equal(json?.url, `http://${hookline.address}/ui/#portal=${json?.token}`);
+  assert.equal(json?.path, `/ui/#portal=${json?.token}`);
+
   const tooLong = await runCli(["portal", "link", ...t, "--ttl", "30d"], { env });
   assert.equal(tooLong.code, 1);
   assert.match(tooLong.stderr, /^hookline: ttl must be .*at most 7 days\n$/);

@@ -21,6 +21,8 @@ export async function portalLinkCommand(ctx: Context): Promise<void> {
   );
   const url = `${ctx.client.baseUrl}${link.path}`;
   const expiresAt = link.expiresAt ? timestampDate(link.expiresAt).toISOString() : "";
-  ctx.out(ctx.json ? `${JSON.stringify({ url, path: link.path, expiresAt })}\n` : `${url}\n`);
+  // --json carries the token too, as the RPC does, for a script that sends it some other way.
+  const json = { url, token: link.token, path: link.path, expiresAt };
+  ctx.out(ctx.json ? `${JSON.stringify(json)}\n` : `${url}\n`);
   if (!ctx.json) ctx.err(`valid until ${expiresAt}\n`);
 }
