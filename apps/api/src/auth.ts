@@ -2,7 +2,13 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { Code, ConnectError, createContextKey, type HandlerContext } from "@connectrpc/connect";
 import { refuseForeignHost } from "./loopback.js";
-import { isPortalToken, type PortalGrant, PortalTokenError, verifyPortalToken } from "./portal-token.js";
+import {
+  isPortalToken,
+  issuerOf,
+  type PortalGrant,
+  PortalTokenError,
+  verifyPortalToken,
+} from "./portal-token.js";
 
 /** One configured API token: a bare one acts on every tenant, a scoped one on its tenant only. */
 export interface ApiToken {
@@ -25,6 +31,8 @@ export interface Principal {
   endpointCreatedAt?: Date;
   /** Set for portal tokens. */
   expiresAt?: Date;
+  /** For a configured API token: how the links it mints name it (see PortalGrant.issuer). */
+  issuer?: string;
 }
 
 export const principalKey = createContextKey<Principal>(
@@ -66,7 +74,9 @@ export function createAuthenticator(
     digest: sha256(t.token),
     tenantId: t.tenantId,
     tokenId: `token-${i + 1}`,
+    issuer: issuerOf(portal.key, t.token),
   }));
+  const issuers = new Set(digests.map((d) => d.issuer));
   return (service, headers) => {
     if (OPEN_SERVICES.has(service)) return { kind: "open", tenantId: undefined };
     const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "");
@@ -77,6 +87,14 @@ export function createAuthenticator(
       } catch (error) {
         if (error instanceof PortalTokenError) throw new ConnectError(error.message, Code.Unauthenticated);
         throw error;
+      }
+      // Revoking a token (taking it out of HOOKLINE_API_TOKENS) revokes the links it minted: a
+      // leaked token must not leave its holder a week of access through links made with it.
+      if (grant.issuer !== undefined && !issuers.has(grant.issuer)) {
+        throw new ConnectError(
+          "this portal link was issued with an API token that is no longer accepted; ask for a new one",
+          Code.Unauthenticated,
+        );
       }
       return {
         kind: "portal",
@@ -100,7 +118,7 @@ export function createAuthenticator(
       if (timingSafeEqual(candidate.digest, presented) && !found) found = candidate;
     }
     if (!found) throw new ConnectError("invalid token", Code.Unauthenticated);
-    return { kind: "token", tenantId: found.tenantId, tokenId: found.tokenId };
+    return { kind: "token", tenantId: found.tenantId, tokenId: found.tokenId, issuer: found.issuer };
   };
 }
 

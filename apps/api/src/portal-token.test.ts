@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PortalTokenError, signPortalToken, verifyPortalToken } from "./portal-token.js";
+import { issuerOf, PortalTokenError, signPortalToken, verifyPortalToken } from "./portal-token.js";
 
 const KEY = Buffer.from("k".repeat(32));
 const NOW = new Date("2026-11-30T12:00:00Z");
-const grant = { tenantId: "acme", endpointId: "ep1", expiresAt: new Date("2026-11-30T13:00:00Z") };
+const grant = {
+  tenantId: "acme",
+  endpointId: "ep1",
+  issuer: issuerOf(KEY, "minting-api-token"),
+  expiresAt: new Date("2026-11-30T13:00:00Z"),
+};
 
 test("a signed grant verifies to itself until it expires", () => {
   const token = signPortalToken(KEY, grant);
@@ -25,4 +30,12 @@ test("any other spelling of the signature, another key, or edited claims are ref
     assert.throws(() => verifyPortalToken(KEY, bad, NOW), PortalTokenError, bad);
   }
   assert.throws(() => verifyPortalToken(Buffer.from("o".repeat(32)), token, NOW), /not valid/);
+});
+
+test("a link names its minting token by a digest that is neither the token nor the same under another key", () => {
+  const issuer = issuerOf(KEY, "minting-api-token");
+  assert.notEqual(issuer, issuerOf(KEY, "another-api-token"));
+  assert.notEqual(issuer, issuerOf(Buffer.from("o".repeat(32)), "minting-api-token"));
+  const claims = Buffer.from(signPortalToken(KEY, grant).split(".")[1] ?? "", "base64url").toString();
+  assert.ok(claims.includes(issuer) && !claims.includes("minting-api-token"), claims);
 });

@@ -11,6 +11,12 @@ export interface PortalGrant {
    * one that took the same id after a delete. Absent on links issued before it was carried.
    */
   endpointCreatedAt?: Date;
+  /**
+   * The API token that minted the link, as a keyed digest (issuerOf): the link stops working when
+   * that token is no longer configured. Absent on links minted without a token (no tokens
+   * configured) and on links issued before it was carried.
+   */
+  issuer?: string;
   expiresAt: Date;
 }
 
@@ -35,6 +41,7 @@ export function signPortalToken(key: Buffer, grant: PortalGrant): string {
     t: grant.tenantId,
     e: grant.endpointId,
     ...(grant.endpointCreatedAt && { c: grant.endpointCreatedAt.getTime() }),
+    ...(grant.issuer && { i: grant.issuer }),
     x: Math.floor(grant.expiresAt.getTime() / 1000),
   };
   const body = PORTAL_TOKEN_PREFIX + Buffer.from(JSON.stringify(claims)).toString("base64url");
@@ -55,7 +62,7 @@ export function verifyPortalToken(key: Buffer, token: string, now: Date): Portal
   ) {
     throw new PortalTokenError("this portal link is not valid (it was altered, or issued by another server)");
   }
-  let claims: { t?: unknown; e?: unknown; c?: unknown; x?: unknown };
+  let claims: { t?: unknown; e?: unknown; c?: unknown; i?: unknown; x?: unknown };
   try {
     claims = JSON.parse(Buffer.from(body.slice(PORTAL_TOKEN_PREFIX.length), "base64url").toString("utf8"));
   } catch {
@@ -65,7 +72,8 @@ export function verifyPortalToken(key: Buffer, token: string, now: Date): Portal
     typeof claims.t !== "string" ||
     typeof claims.e !== "string" ||
     typeof claims.x !== "number" ||
-    (claims.c !== undefined && typeof claims.c !== "number")
+    (claims.c !== undefined && typeof claims.c !== "number") ||
+    (claims.i !== undefined && typeof claims.i !== "string")
   ) {
     throw new PortalTokenError("this portal link is not valid");
   }
@@ -77,8 +85,18 @@ export function verifyPortalToken(key: Buffer, token: string, now: Date): Portal
     tenantId: claims.t,
     endpointId: claims.e,
     ...(typeof claims.c === "number" && { endpointCreatedAt: new Date(claims.c) }),
+    ...(typeof claims.i === "string" && { issuer: claims.i }),
     expiresAt,
   };
+}
+
+/**
+ * How a link names the API token that minted it: an HMAC under the portal key, so the link (whose
+ * claims its holder can read) gives no way to test guesses at the token, and a new portal key
+ * makes new names.
+ */
+export function issuerOf(key: Buffer, apiToken: string): string {
+  return mac(key, `issuer:${apiToken}`).subarray(0, 16).toString("base64url");
 }
 
 /** What a caller is told once its link has expired, on a new call or on a stream it had open. */

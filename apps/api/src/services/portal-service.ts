@@ -16,7 +16,8 @@ export function portalService(deps: ApiDeps): ServiceImpl<typeof PortalService> 
   return {
     async createPortalLink(req, ctx) {
       // A link must never outlive, or widen, the credentials that made it.
-      if (ctx.values.get(principalKey).kind === "portal") {
+      const principal = ctx.values.get(principalKey);
+      if (principal.kind === "portal") {
         throw new ConnectError("a portal link cannot issue portal links", Code.PermissionDenied);
       }
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
@@ -33,6 +34,7 @@ export function portalService(deps: ApiDeps): ServiceImpl<typeof PortalService> 
         tenantId,
         endpointId,
         ...(endpoint && { endpointCreatedAt: endpoint.createdAt }),
+        ...(principal.issuer && { issuer: principal.issuer }),
         expiresAt,
       });
       return { token, path: `/ui/#portal=${token}`, expiresAt: timestampFromDate(expiresAt) };
