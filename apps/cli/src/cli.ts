@@ -125,7 +125,7 @@ const COMMANDS: readonly CommandSpec[] = [
     name: "tail",
     args: [],
     options: [...FILTERS, "after"],
-    usage: "[--tenant T] [--endpoint ID] [--event ID] [--after ATTEMPT_ID]",
+    usage: "[--tenant T] [--endpoint ID] [--event ID] [--after ATTEMPT_ID (0 or unset: from now)]",
   },
 ];
 
