@@ -225,6 +225,17 @@ test("a link to an endpoint that was deleted reaches nothing, not even a new end
   await admin.endpoints.deleteEndpoint({ tenantId: "acme", id: "ep4" });
 });
 
+test("an endpoint-scoped link may delete its own endpoint, and then reaches nothing", async () => {
+  const admin = clientsWith(ADMIN);
+  await admin.endpoints.createEndpoint({ tenantId: "acme", id: "ep5", url: receiver.url });
+  const own = clientsWith(
+    (await admin.portal.createPortalLink({ tenantId: "acme", endpointId: "ep5" })).token,
+  );
+  await own.endpoints.deleteEndpoint({ id: "ep5" });
+  assert.equal(await codeOf(admin.endpoints.getEndpoint({ tenantId: "acme", id: "ep5" })), Code.NotFound);
+  assert.equal(await codeOf(own.endpoints.getEndpoint({ id: "ep5" })), Code.Unauthenticated);
+});
+
 test("a link made for a new endpoint that took a deleted one's id sees none of the deleted one's history", async () => {
   const admin = clientsWith(ADMIN);
   const endpoint = { tenantId: "acme", id: "ep5", url: receiver.url, eventTypes: ["only.ep5"] };
