@@ -74,7 +74,7 @@ export function createAuthenticator(
     digest: sha256(t.token),
     tenantId: t.tenantId,
     tokenId: `token-${i + 1}`,
-    issuer: issuerOf(portal.key, t.token),
+    issuer: issuerOf(portal.key, t),
   }));
   const issuers = new Set(digests.map((d) => d.issuer));
   return (service, headers) => {
@@ -88,8 +88,9 @@ export function createAuthenticator(
         if (error instanceof PortalTokenError) throw new ConnectError(error.message, Code.Unauthenticated);
         throw error;
       }
-      // Revoking a token (taking it out of HOOKLINE_API_TOKENS) revokes the links it minted: a
-      // leaked token must not leave its holder a week of access through links made with it.
+      // Revoking a token (taking it out of HOOKLINE_API_TOKENS, or limiting it to another tenant)
+      // revokes the links it minted: a leaked token must not leave its holder a week of access
+      // through links made with it.
       if (grant.issuer !== undefined && !issuers.has(grant.issuer)) {
         throw new ConnectError(
           "this portal link was issued with an API token that is no longer accepted; ask for a new one",

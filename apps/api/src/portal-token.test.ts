@@ -7,7 +7,7 @@ const NOW = new Date("2026-11-30T12:00:00Z");
 const grant = {
   tenantId: "acme",
   endpointId: "ep1",
-  issuer: issuerOf(KEY, "minting-api-token"),
+  issuer: issuerOf(KEY, { token: "minting-api-token" }),
   expiresAt: new Date("2026-11-30T13:00:00Z"),
 };
 
@@ -32,10 +32,11 @@ test("any other spelling of the signature, another key, or edited claims are ref
   assert.throws(() => verifyPortalToken(Buffer.from("o".repeat(32)), token, NOW), /not valid/);
 });
 
-test("a link names its minting token by a digest that is neither the token nor the same under another key", () => {
-  const issuer = issuerOf(KEY, "minting-api-token");
-  assert.notEqual(issuer, issuerOf(KEY, "another-api-token"));
-  assert.notEqual(issuer, issuerOf(Buffer.from("o".repeat(32)), "minting-api-token"));
+test("a link names its minting token and scope by a digest that is not the token, and differs under another key", () => {
+  const issuer = issuerOf(KEY, { token: "minting-api-token" });
+  assert.notEqual(issuer, issuerOf(KEY, { token: "another-api-token" }));
+  assert.notEqual(issuer, issuerOf(KEY, { token: "minting-api-token", tenantId: "acme" }));
+  assert.notEqual(issuer, issuerOf(Buffer.from("o".repeat(32)), { token: "minting-api-token" }));
   const claims = Buffer.from(signPortalToken(KEY, grant).split(".")[1] ?? "", "base64url").toString();
   assert.ok(claims.includes(issuer) && !claims.includes("minting-api-token"), claims);
 });

@@ -13,7 +13,7 @@ export interface PortalGrant {
   endpointCreatedAt?: Date;
   /**
    * The API token that minted the link, as a keyed digest (issuerOf): the link stops working when
-   * that token is no longer configured. Absent on links minted without a token (no tokens
+   * that token is no longer configured as it was. Absent on links minted without a token (no tokens
    * configured) and on links issued before it was carried.
    */
   issuer?: string;
@@ -91,12 +91,14 @@ export function verifyPortalToken(key: Buffer, token: string, now: Date): Portal
 }
 
 /**
- * How a link names the API token that minted it: an HMAC under the portal key, so the link (whose
- * claims its holder can read) gives no way to test guesses at the token, and a new portal key
- * makes new names.
+ * How a link names the API token that minted it, with the tenant that token is limited to: a
+ * token taken out of the configuration, or narrowed to another tenant, no longer matches. An HMAC
+ * under the portal key, so the link (whose claims its holder can read) gives no way to test
+ * guesses at the token, and a new portal key makes new names.
  */
-export function issuerOf(key: Buffer, apiToken: string): string {
-  return mac(key, `issuer:${apiToken}`).subarray(0, 16).toString("base64url");
+export function issuerOf(key: Buffer, minter: { token: string; tenantId?: string | undefined }): string {
+  const scope = JSON.stringify([minter.token, minter.tenantId ?? null]);
+  return mac(key, `issuer:${scope}`).subarray(0, 16).toString("base64url");
 }
 
 /** What a caller is told once its link has expired, on a new call or on a stream it had open. */
