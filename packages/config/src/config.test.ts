@@ -56,6 +56,25 @@ test("every field of a REDIS_URL is read: user, password, database and TLS", () 
   });
 });
 
+test("a REDIS_URL whose password holds an unencoded '/' is refused without echoing any of it", () => {
+  assert.throws(
+    () => loadConfig({ REDIS_URL: "redis://hook:pa@ss/word-tail@cache.internal:6379" }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /REDIS_URL has a database that is not a number .*%2F/);
+      assert.ok(!/word-tail|cache\.internal/.test(error.message), error.message);
+      return true;
+    },
+  );
+});
+
+test("a HOOKLINE_RETRY_SCHEDULE that lists no wait is refused, not read as 'never retry'", () => {
+  assert.throws(
+    () => loadConfig({ HOOKLINE_RETRY_SCHEDULE: " , " }),
+    /HOOKLINE_RETRY_SCHEDULE must list at least one wait/,
+  );
+});
+
 test("bad values are reported together, each naming its variable", () => {
   assert.throws(
     () =>

@@ -205,6 +205,8 @@ export function loadConfig(env: Env): HooklineConfig {
   });
   const retryScheduleMs = read("HOOKLINE_RETRY_SCHEDULE", DEFAULT_RETRY_SCHEDULE, (text) => {
     const waits = parseDurationList(text);
+    // "," parses to no waits, which would turn retries off without a word.
+    if (waits.length === 0) throw new Error("must list at least one wait");
     if (waits.length > 50) throw new Error("may list at most 50 waits");
     return waits;
   });

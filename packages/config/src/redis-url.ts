@@ -21,7 +21,13 @@ export function parseRedisUrl(text: string): RedisOptions {
   }
   const dbText = url.pathname.replace(/^\//, "") || url.searchParams.get("db") || "0";
   const db = Number(dbText);
-  if (!Number.isInteger(db) || db < 0) throw new Error(`has database "${dbText}" (expected a number)`);
+  // Not quoted: a '/' left unencoded in the password ends the host there, and the rest of the
+  // password would be read, and echoed, as the database.
+  if (!Number.isInteger(db) || db < 0) {
+    throw new Error(
+      "has a database that is not a number (expected /0, /1, …; write a '/' in the password as %2F)",
+    );
+  }
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1") || "127.0.0.1";
   const options: RedisOptions = { host, port: url.port ? Number(url.port) : 6379, db };
   if (url.username) options.username = decodeURIComponent(url.username);
