@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -150,5 +150,48 @@ describe("a Python grpcio client generated from proto/", () => {
       deliveries.deliveries.map((d) => d.id),
       [deliveryId],
     );
+  });
+});
+
+/** The README's one Python snippet, as a reader would paste it. */
+async function readmePythonSnippet(): Promise<string> {
+  const readme = await readFile(join(PROTO_DIR, "..", "README.md"), "utf8");
+  const snippet = /^```python\n([\s\S]*?)^```$/m.exec(readme)?.[1] ?? "";
+  assert.ok(
+    snippet.includes("127.0.0.1:50051"),
+    "the README has a Python snippet calling the default address",
+  );
+  return snippet;
+}
+
+describe("the README's Python snippet, pasted as it is", () => {
+  const TOKEN = "python-readme-token-0123456789";
+  let api: TestApi;
+  let stubs: string;
+  before(async () => {
+    stubs = await mkdtemp(join(tmpdir(), "hookline-py-readme-"));
+    await generateStubs(stubs);
+    api = await startTestApi(settings, { HOOKLINE_API_TOKENS: `tenant:acme:${TOKEN}` });
+  });
+  after(async () => {
+    await api?.close();
+    if (stubs) await rm(stubs, { recursive: true, force: true });
+  });
+
+  async function pasted(token: string): Promise<string> {
+    const snippet = (await readmePythonSnippet()).replace("127.0.0.1:50051", api.address);
+    const env = { ...process.env, PYTHONPATH: stubs, PYTHONDONTWRITEBYTECODE: "1", HOOKLINE_TOKEN: token };
+    const { stdout } = await run(PYTHON, ["-c", snippet], { env, timeout: 60_000 }).catch(
+      (error: Error & { stderr?: string }) => {
+        throw new Error(`the README's Python snippet failed:\n${error.stderr ?? error.message}`);
+      },
+    );
+    return stdout;
+  }
+
+  test("prints the field the call got wrong with the token, and the refusal's code without one", async () => {
+    assert.equal(await pasted(TOKEN), "INVALID_ARGUMENT [('data_json', 'data_json is not valid JSON')]\n");
+    assert.equal(await pasted(""), "UNAUTHENTICATED []\n");
+    assert.equal(await pasted("not-the-token-0123456789"), "UNAUTHENTICATED []\n");
   });
 });
