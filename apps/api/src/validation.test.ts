@@ -185,12 +185,23 @@ const TABLE: Row[] = [
   invalid("page_size over 1000, attempts", "ListAttempts", { tenant_id: T, page_size: 5000 }, "page_size"),
   invalid("garbage page_token", "ListEndpoints", { tenant_id: T, page_token: "not-a-token" }, "page_token"),
   invalid("forged page_token", "ListDeliveries", { tenant_id: T, page_token: token("k1.-1") }, "page_token"),
-  invalid("20-digit page_token", "ListAttempts", { page_token: token(`k1.${"9".repeat(20)}`) }, "page_token"),
+  invalid(
+    "k1 page_token, no scope",
+    "ListDeliveries",
+    { tenant_id: T, page_token: token("k1.1") },
+    "page_token",
+  ),
+  invalid(
+    "20-digit page_token",
+    "ListAttempts",
+    { page_token: token(`k2.${"9".repeat(20)}.AAAAAAAAAAA`) },
+    "page_token",
+  ),
   {
     ...invalid(
       "page_token past int64",
       "ListEndpoints",
-      { tenant_id: T, page_token: token(`k1.${"9".repeat(19)}`) },
+      { tenant_id: T, page_token: token(`k2.${"9".repeat(19)}.AAAAAAAAAAA`) },
       "page_token",
     ),
   },

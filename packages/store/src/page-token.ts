@@ -12,17 +12,17 @@ export function encodePageToken(seq: string, scope: string): string {
 
 /**
  * The sequence number in a page token issued for this scope; throws on a token this service did
- * not make, or made for another list or other filters. Tokens issued before they carried their
- * scope (k1) are still taken, for the pages a client was turning during an upgrade.
+ * not make, or made for another list or other filters. Tokens from before they carried their
+ * scope (k1) are refused too: one is easily made up, and would be read as a position anywhere.
  */
 export function decodePageToken(token: string, scope: string): string | undefined {
   if (token === "") return undefined;
   const text = Buffer.from(token, "base64url").toString();
-  const match = /^(?:k1\.(\d{1,19})|k2\.(\d{1,19})\.([\w-]{11}))$/.exec(text);
-  const seq = match?.[1] ?? match?.[2];
+  const match = /^k2\.(\d{1,19})\.([\w-]{11})$/.exec(text);
+  const seq = match?.[1];
   // Beyond int64 no row can follow; refuse it here rather than as a SQL range error.
   if (!seq || BigInt(seq) > 9_223_372_036_854_775_807n) throw new InvalidPageTokenError();
-  if (match?.[3] !== undefined && match[3] !== digest(scope)) {
+  if (match?.[2] !== digest(scope)) {
     throw new InvalidPageTokenError(
       "page_token was issued for another list or other filters: send the same filters, or start without it",
     );
