@@ -23,8 +23,10 @@ export function portalService(deps: ApiDeps): ServiceImpl<typeof PortalService> 
       const tenantId = requireId("tenant_id", tenantFor(ctx, req.tenantId));
       const endpointId = optionalId("endpoint_id", req.endpointId);
       const ttlMs = req.ttl === undefined ? DEFAULT_TTL_MS : durationMs("ttl", req.ttl);
-      if (ttlMs <= 0 || ttlMs > MAX_TTL_MS) {
-        throw new InvalidArgumentError("ttl", "must be more than 0 and at most 7 days");
+      // Whole seconds at least: the expiry is kept to the second, and a shorter ttl could round
+      // down to a link that has expired when it is handed out.
+      if (ttlMs < 1000 || ttlMs > MAX_TTL_MS) {
+        throw new InvalidArgumentError("ttl", "must be at least 1 second and at most 7 days");
       }
       // NOT_FOUND when absent. The link names this endpoint, not a later one that takes its id.
       const endpoint = endpointId === "" ? undefined : await getEndpoint(deps.db, tenantId, endpointId);
