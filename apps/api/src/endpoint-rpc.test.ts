@@ -118,15 +118,22 @@ describe("EndpointService over gRPC", () => {
     assert.equal(urlOnly.endpoint.secret, endpoint.secret);
     assert.deepEqual(urlOnly.endpoint.created_at, endpoint.created_at);
 
-    // event_types without replace_event_types is ignored; a set empty description clears it.
-    const ignored = await api.call("UpdateEndpoint", {
-      tenant_id: tenant,
-      id: endpoint.id,
-      description: "",
-      event_types: ["x.y"],
-    });
-    assert.equal(ignored.endpoint.description, "");
-    assert.deepEqual(ignored.endpoint.event_types, ["a.b"]);
+    // event_types without replace_event_types is refused, not dropped while the call succeeds,
+    // and nothing else in the call is applied.
+    await expectStatus(
+      api.call("UpdateEndpoint", {
+        tenant_id: tenant,
+        id: endpoint.id,
+        description: "",
+        event_types: ["x.y"],
+      }),
+      status.INVALID_ARGUMENT,
+      "replace_event_types",
+    );
+    // A set empty description clears it.
+    const cleared = await api.call("UpdateEndpoint", { tenant_id: tenant, id: endpoint.id, description: "" });
+    assert.equal(cleared.endpoint.description, "");
+    assert.deepEqual(cleared.endpoint.event_types, ["a.b"]);
 
     const replaced = await api.call("UpdateEndpoint", {
       tenant_id: tenant,

@@ -205,6 +205,12 @@ const TABLE: Row[] = [
       "page_token",
     ),
   },
+  invalid(
+    "event types without replace_event_types",
+    "UpdateEndpoint",
+    { tenant_id: T, id: "taken", event_types: ["new.type"] },
+    "replace_event_types",
+  ),
   invalid("unknown status", "UpdateEndpoint", { tenant_id: T, id: "taken", status: 7 }, "status"),
   invalid("UNSPECIFIED status", "UpdateEndpoint", { tenant_id: T, id: "taken", status: 0 }, "status"),
   invalid("unknown delivery status filter", "ListDeliveries", { tenant_id: T, status: 9 }, "status"),

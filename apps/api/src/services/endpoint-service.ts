@@ -126,6 +126,14 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
           "must be ENDPOINT_STATUS_ENABLED or ENDPOINT_STATUS_DISABLED",
         );
       }
+      // Proto3 cannot tell an unset list from an empty one, hence the flag; types sent without it
+      // would otherwise be dropped while the call answers as if they were saved.
+      if (req.eventTypes.length > 0 && !req.replaceEventTypes) {
+        throw new InvalidArgumentError(
+          "replace_event_types",
+          "must be true when event_types is given (it replaces the endpoint's types; an empty list with it means every type)",
+        );
+      }
       const limits = {
         maxInFlight: maxInFlight("max_in_flight", req.maxInFlight, true),
         rateLimitPerSecond: ratePerSecond("rate_limit_per_second", req.rateLimitPerSecond, true),

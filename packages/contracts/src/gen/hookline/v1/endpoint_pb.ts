@@ -310,7 +310,8 @@ export type UpdateEndpointRequest = Message<"hookline.v1.UpdateEndpointRequest">
 
   /**
    * Replaces the event types when present. Proto3 cannot mark a repeated field optional,
-   * so set replace_event_types to true to apply it (an empty list then means every type).
+   * so set replace_event_types to true to apply it (an empty list then means every type);
+   * a non-empty list without it is INVALID_ARGUMENT naming replace_event_types.
    *
    * @generated from field: repeated string event_types = 5;
    */
