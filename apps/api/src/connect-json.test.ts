@@ -167,6 +167,49 @@ describe("Connect JSON over HTTP/1.1 on the gRPC port", () => {
     );
   });
 
+  test("a value of the wrong JSON type, or an unknown key, is refused naming the field in a BadRequest", async () => {
+    const tenant = uniqueTenant("types");
+    const cases: [string, object, string, RegExp][] = [
+      [
+        "EndpointService/CreateEndpoint",
+        { tenantId: [tenant], url: "https://types.test/" },
+        "tenant_id",
+        /^tenant_id is not valid: expected string/,
+      ],
+      [
+        "AttemptLogService/ListAttempts",
+        { tenantId: tenant, pageSize: "abc" },
+        "page_size",
+        /^page_size is not valid: /,
+      ],
+      [
+        "EndpointService/CreateEndpoint",
+        { tenantId: tenant, url: "https://types.test/", bogus: 1 },
+        "bogus",
+        /^bogus is not a field of CreateEndpointRequest$/,
+      ],
+    ];
+    for (const [path, request, field, message] of cases) {
+      const refused = await post(path, JSON.stringify(request));
+      const error = refused.json as {
+        code: string;
+        message: string;
+        details?: { type: string; debug?: { fieldViolations?: { field: string }[] } }[];
+      };
+      assert.deepEqual([refused.status, error.code], [400, "invalid_argument"], path);
+      assert.match(error.message, message, path);
+      assertNoInternals(error.message);
+      assert.deepEqual(
+        error.details?.map((d) => d.type),
+        ["google.rpc.BadRequest"],
+        path,
+      );
+      assert.equal(error.details?.[0]?.debug?.fieldViolations?.[0]?.field, field, path);
+    }
+    const { endpoints } = await api.call("ListEndpoints", { tenant_id: tenant });
+    assert.deepEqual(endpoints, [], "nothing was written");
+  });
+
   test("a data_json within its limit is accepted however much its JSON escapes lengthen the body", async () => {
     const tenant = uniqueTenant("escaped");
     // 262,142 bytes of data_json, all '<': Go's encoding/json sends each as \u003c, six bytes.

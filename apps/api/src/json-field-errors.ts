@@ -8,6 +8,36 @@ import { BadRequestSchema } from "@hookline/contracts";
 // hookline.v1.DeliveryStatus from JSON: "DELIVERED"", which leave the caller to guess the field.
 const UNNAMED = /^cannot decode (?:message|enum) ([\w.]+) from JSON: (.*)$/s;
 
+// protobuf-es does name the field of a malformed scalar, but by its full name and with no
+// BadRequest detail: "cannot decode field hookline.v1.CreateEndpointRequest.tenant_id from JSON:
+// expected string, got Array(1)". An unknown key reads "cannot decode message
+// hookline.v1.CreateEndpointRequest from JSON: key "bogus" is unknown".
+const NAMED = /^cannot decode field ([\w.]+)\.(\w+) from JSON: (.*)$/s;
+const UNKNOWN_KEY = /^cannot decode message ([\w.]+) from JSON: key "(.*)" is unknown$/s;
+
+/**
+ * The INVALID_ARGUMENT, named as every other refused field is (its proto name first, and a
+ * BadRequest detail), for a JSON decoding error of the request's own fields that protobuf-es
+ * phrased its own way; undefined for any other message.
+ */
+export function namedJsonError(input: DescMessage, message: string): ConnectError | undefined {
+  const named = NAMED.exec(message);
+  if (named?.[1] === input.typeName && named[2] !== undefined) {
+    return fieldError(named[2], `${named[2]} is not valid: ${named[3] ?? ""}`);
+  }
+  const unknown = UNKNOWN_KEY.exec(message);
+  if (unknown?.[1] === input.typeName && unknown[2] !== undefined) {
+    return fieldError(unknown[2], `${unknown[2]} is not a field of ${input.name}`);
+  }
+  return undefined;
+}
+
+function fieldError(field: string, text: string): ConnectError {
+  return new ConnectError(text, Code.InvalidArgument, undefined, [
+    { desc: BadRequestSchema, value: { fieldViolations: [{ field, description: text }] } },
+  ]);
+}
+
 /**
  * Keeps a copy of a JSON request body as Connect reads it (Connect bounds it by its read limit),
  * and names the field behind an error protobuf-es left unnamed: the INVALID_ARGUMENT to answer
@@ -38,10 +68,7 @@ export function jsonFieldNamer(input: DescMessage):
       const shortName = typeName.slice(typeName.lastIndexOf(".") + 1);
       const choices =
         field.fieldKind === "enum" ? ` (one of ${field.enum.values.map((v) => v.name).join(", ")})` : "";
-      const text = `${field.name} is not a valid ${shortName}: ${reason}${choices}`;
-      return new ConnectError(text, Code.InvalidArgument, undefined, [
-        { desc: BadRequestSchema, value: { fieldViolations: [{ field: field.name, description: text }] } },
-      ]);
+      return fieldError(field.name, `${field.name} is not a valid ${shortName}: ${reason}${choices}`);
     },
   };
 }

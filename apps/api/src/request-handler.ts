@@ -18,7 +18,7 @@ import { type Authenticator, principalKey } from "./auth.js";
 import { allowEarlyHeaders } from "./early-headers.js";
 import { createGrpcUnaryServer, type RefusalListener, type UnaryRoute } from "./grpc-unary.js";
 import { withInvalidBodyErrors } from "./invalid-body.js";
-import { jsonFieldNamer } from "./json-field-errors.js";
+import { jsonFieldNamer, namedJsonError } from "./json-field-errors.js";
 import type { NodeServerRequest, NodeServerResponse } from "./node-types.js";
 import { writeRejection } from "./rejection.js";
 import { arrivedAtKey } from "./rpc-metrics.js";
@@ -103,17 +103,21 @@ export function createRequestHandler(
       writeRejection(req, res, rejection, isJson(req) ? options.jsonReadMaxBytes : options.readMaxBytes);
       return;
     }
-    // A Connect unary JSON call with a Timestamp or Duration keeps its body, to name the field
-    // behind an error that names none.
-    const namer =
-      contentType(req).startsWith("application/json") && handler.method.methodKind === "unary"
-        ? jsonFieldNamer(handler.method.input)
-        : undefined;
+    // A Connect unary JSON call's decoding errors are named as other refused fields are; one with
+    // a Timestamp, Duration or enum keeps its body, to name the field behind an error naming none.
+    const jsonUnary =
+      contentType(req).startsWith("application/json") && handler.method.methodKind === "unary";
+    const namer = jsonUnary ? jsonFieldNamer(handler.method.input) : undefined;
     if (namer && Symbol.asyncIterator in Object(request.body)) {
       request = { ...request, body: namer.record(request.body as AsyncIterable<Uint8Array>) };
     }
+    const nameJsonField = jsonUnary
+      ? (message: string) => namedJsonError(handler.method.input, message) ?? namer?.name(message)
+      : undefined;
     handler(request)
-      .then((response) => universalResponseToNodeResponse(withInvalidBodyErrors(response, namer?.name), res))
+      .then((response) =>
+        universalResponseToNodeResponse(withInvalidBodyErrors(response, nameJsonField), res),
+      )
       // The caller went away mid-response: nothing is left to tell it.
       .catch(() => {});
   };
