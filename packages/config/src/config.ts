@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { parseDuration, parseDurationList } from "./duration.js";
+import { parseDuration, parseRetrySchedule } from "./duration.js";
 import { parseRedisUrl, type RedisOptions } from "./redis-url.js";
 
 const DAY_MS = 86_400_000;
@@ -203,13 +203,7 @@ export function loadConfig(env: Env): HooklineConfig {
     if (!/^[A-Za-z0-9_.-]+$/.test(text)) throw new Error("may hold only letters, digits, '.', '_' and '-'");
     return text;
   });
-  const retryScheduleMs = read("HOOKLINE_RETRY_SCHEDULE", DEFAULT_RETRY_SCHEDULE, (text) => {
-    const waits = parseDurationList(text);
-    // "," parses to no waits, which would turn retries off without a word.
-    if (waits.length === 0) throw new Error("must list at least one wait");
-    if (waits.length > 50) throw new Error("may list at most 50 waits");
-    return waits;
-  });
+  const retryScheduleMs = read("HOOKLINE_RETRY_SCHEDULE", DEFAULT_RETRY_SCHEDULE, parseRetrySchedule);
 
   const config: HooklineConfig = {
     databaseUrl,

@@ -18,3 +18,11 @@ export function parseDurationList(text: string): number[] {
     .filter((p) => p.length > 0);
   return parts.map(parseDuration);
 }
+
+/** HOOKLINE_RETRY_SCHEDULE: 1 to 50 waits ("," parses to none, which would turn retries off unsaid). */
+export function parseRetrySchedule(text: string): number[] {
+  const waits = parseDurationList(text);
+  if (waits.length === 0) throw new Error("must list at least one wait");
+  if (waits.length > 50) throw new Error("may list at most 50 waits");
+  return waits;
+}
