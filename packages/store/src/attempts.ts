@@ -101,17 +101,24 @@ export async function recordAttempts(
                              response_body, error, delivery_status, next_attempt_at, trigger,
                              disable_reason, url, ord)
     ),
-    -- Materialised on its own, this lookup can only take the primary key. Joined with the
-    -- status filter below, the planner (with stale statistics) walked the partial pending index,
-    -- the whole backlog, for every batch. Locked as read, so what is decided below from a row
-    -- (pending or cancelled, reopened by hand) still holds when it is updated: a cancel or a
-    -- reopen that commits meanwhile is read here, not overwritten there.
+    -- The batch's deliveries, each once, in the order they are locked in. Read through the lock
+    -- above, so no delivery is locked before it is held.
+    wanted as materialized (
+      select distinct w.id from attempt_order cross join unnest(${column((r) => r.deliveryId)}::text[]) as w(id)
+      order by w.id
+    ),
+    -- One primary-key probe per delivery, as loadDeliveryWork does: "d.id = any(ids)" was planned
+    -- as a read of the whole table while it was small, and joined with the status filter below,
+    -- the planner (with stale statistics) walked the partial pending index, the whole backlog, for
+    -- every batch. Locked as read, so what is decided below from a row (pending or cancelled,
+    -- reopened by hand) still holds when it is updated: a cancel or a reopen that commits
+    -- meanwhile is read here, not overwritten there.
     target as materialized (
       select d.id, d.tenant_id, d.event_id, d.endpoint_id, d.endpoint_seq, d.status, d.attempt_count,
              d.next_attempt_manual
-      from hookline.deliveries d cross join attempt_order
-      where d.id = any(${column((r) => r.deliveryId)}::text[])
-      for no key update of d
+      from wanted cross join lateral (
+        select * from hookline.deliveries d where d.id = wanted.id limit 1 for no key update
+      ) d
     ),
     inserted as (
       insert into hookline.attempts (tenant_id, delivery_id, event_id, endpoint_id, attempt_number, started_at,

@@ -106,7 +106,17 @@ export async function loadDeliveryWork(
 ): Promise<DeliveryWork[]> {
   if (ids.length === 0) return [];
   const rows = await db
-    .selectFrom("deliveries as d")
+    .selectFrom(
+      sql<{ id: string }>`unnest(${sql.val([...new Set(ids)])}::text[])`.as<"wanted">(sql`wanted(id)`),
+    )
+    // One primary-key probe per id, which the limit keeps the planner from turning into a join.
+    // Written as "d.id = any(ids)", a batch of a hundred ids was planned as a read of the whole
+    // table while it held fewer than about 20,000 deliveries: the planner prices a probe as a read
+    // from disk, and 20,000 cached rows took ten times as long as the probes (3.1 against 0.3 ms).
+    .innerJoinLateral(
+      (eb) => eb.selectFrom("deliveries").selectAll().whereRef("id", "=", "wanted.id").limit(1).as("d"),
+      (join) => join.onTrue(),
+    )
     .innerJoin("events as e", (join) =>
       join.onRef("e.tenant_id", "=", "d.tenant_id").onRef("e.id", "=", "d.event_id"),
     )
@@ -131,7 +141,6 @@ export async function loadDeliveryWork(
       sql<Date>`coalesce(ep.secret_since, ep.created_at)`.as("secret_since"),
       "ep.status as endpoint_status",
     ])
-    .where("d.id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
     .execute();
   return rows.map((row) => ({
     id: row.id,
