@@ -101,21 +101,24 @@ export async function recordAttempts(
                              response_body, error, delivery_status, next_attempt_at, trigger,
                              disable_reason, url, ord)
     ),
-    -- Materialised on its own, this lookup takes the primary key or, while the table is small for
-    -- the batch, a sequential scan (loadDeliveryWork probes once per id instead; see there). Not
-    -- here: these rows are locked, and a scan or a bitmap scan locks them in the table's order,
-    -- as cancelDeliveries' pages do. Probes lock in id order, and two statements locking the same
-    -- rows in different orders deadlock (an endpoint deleted while its attempts are recorded).
-    -- Joined with the status filter below, the planner (with stale statistics) walked the
-    -- partial pending index, the whole backlog, for every batch. Locked as read, so what is
-    -- decided below from a row (pending or cancelled, reopened by hand) still holds when it is
-    -- updated: a cancel or a reopen that commits meanwhile is read here, not overwritten there.
+    -- The batch's deliveries, each once, in id order: the order every statement that locks
+    -- several deliveries takes them in (see withDeliveriesLocked). Drawn through the lock above,
+    -- so no delivery is locked before it is held.
+    wanted as materialized (
+      select distinct i.delivery_id as id from attempt_order cross join input i order by 1
+    ),
+    -- One primary-key probe per delivery, in the order above (as loadDeliveryWork does: "d.id =
+    -- any(ids)" was planned as a read of the whole table while it was small). Locked as read, so
+    -- what is decided below from a row (pending or cancelled, reopened by hand) still holds when
+    -- it is updated: a cancel or a reopen that commits meanwhile is read here, not overwritten
+    -- there. Materialised on its own: joined with the status filter below, the planner (with
+    -- stale statistics) walked the partial pending index, the whole backlog, for every batch.
     target as materialized (
       select d.id, d.tenant_id, d.event_id, d.endpoint_id, d.endpoint_seq, d.status, d.attempt_count,
              d.next_attempt_manual
-      from hookline.deliveries d cross join attempt_order
-      where d.id = any(${column((r) => r.deliveryId)}::text[])
-      for no key update of d
+      from wanted cross join lateral (
+        select * from hookline.deliveries d where d.id = wanted.id limit 1 for no key update
+      ) d
     ),
     inserted as (
       insert into hookline.attempts (tenant_id, delivery_id, event_id, endpoint_id, attempt_number, started_at,

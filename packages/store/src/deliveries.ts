@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { OverdueDelivery } from "./due-deliveries.js";
 import { NotFoundError } from "./errors.js";
+import { byIds, type DeliveriesToLock, withDeliveriesLocked } from "./lock-order.js";
 import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import type { Database, DeliveryStatusValue, DeliveryTable, EndpointStatusValue } from "./schema.js";
 
@@ -184,12 +185,13 @@ export async function cancelDeliveries(
   now: Date,
 ): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await db
-    .updateTable("deliveries")
+  const rows = await withDeliveriesLocked(db, byIds(ids))
+    .updateTable("deliveries as d")
+    .from("locked")
+    .whereRef("d.id", "=", "locked.id")
     .set(cancellation(now))
-    .where("id", "=", sql<string>`any(${sql.val([...ids])}::text[])`)
-    .where("status", "=", "pending")
-    .returning("id")
+    .where("d.status", "=", "pending")
+    .returning("d.id")
     .execute();
   return rows.map((row) => row.id);
 }
@@ -211,11 +213,14 @@ export function toDelivery(row: Selectable<DeliveryTable>): DeliveryRecord {
  * The update that makes final deliveries pending again for one more (manual) attempt, only while
  * their own endpoint exists and is enabled: not a deleted endpoint's, nor that of a deleted
  * endpoint whose id a new endpoint took (they were never the new endpoint's to receive), nor a
- * disabled endpoint's (its worker would cancel the attempt unmade). The caller says which rows.
+ * disabled endpoint's (its worker would cancel the attempt unmade). The caller says which rows,
+ * locked in id order first (see withDeliveriesLocked), and may narrow them by status.
  */
-export function reopening(db: Kysely<Database>, now: Date) {
-  return db
+export function reopening(db: Kysely<Database>, now: Date, which: DeliveriesToLock) {
+  return withDeliveriesLocked(db, which)
     .updateTable("deliveries as d")
+    .from("locked")
+    .whereRef("d.id", "=", "locked.id")
     .set({ status: "pending", next_attempt_at: now, next_attempt_manual: true, updated_at: now })
     .where(({ exists, selectFrom }) =>
       exists(
@@ -255,9 +260,9 @@ export async function reopenDelivery(
   deliveryId: string,
   now: Date,
 ): Promise<OverdueDelivery | undefined> {
-  const row = await reopening(db, now)
-    .where("d.tenant_id", "=", tenantId)
-    .where("d.id", "=", deliveryId)
+  const row = await reopening(db, now, (query) =>
+    byIds([deliveryId])(query).where("tenant_id", "=", tenantId),
+  )
     .where("d.status", "in", ["failed", "cancelled", "delivered"])
     .executeTakeFirst();
   return row && toReopened(row);

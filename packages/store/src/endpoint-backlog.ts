@@ -1,6 +1,7 @@
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import { cancelDeliveries, cancellation, reopening, toReopened } from "./deliveries.js";
 import type { OverdueDelivery } from "./due-deliveries.js";
+import { byIds, withDeliveriesLocked } from "./lock-order.js";
 import type { Database } from "./schema.js";
 
 /**
@@ -50,8 +51,7 @@ export async function reopenFailedPage(
   // (tenant_id, endpoint_id, seq) is an index: each page starts where the last one ended.
   const rows = await page.orderBy("seq").limit(pageSize).execute();
   if (rows.length === 0) return { reopened: [], after: undefined };
-  const reopened = await reopening(db, now)
-    .where("d.id", "=", sql<string>`any(${sql.val(rows.map((row) => row.id))}::text[])`)
+  const reopened = await reopening(db, now, byIds(rows.map((row) => row.id)))
     .where("d.status", "=", "failed")
     .execute();
   return {
@@ -133,13 +133,18 @@ export async function cancelUnboundPendingOf(
   endpointId: string,
   now: Date,
 ): Promise<number> {
-  const result = await tx
-    .updateTable("deliveries")
+  const result = await withDeliveriesLocked(tx, (query) =>
+    query
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "=", endpointId)
+      .where("status", "=", "pending")
+      .where("endpoint_seq", "is", null),
+  )
+    .updateTable("deliveries as d")
+    .from("locked")
+    .whereRef("d.id", "=", "locked.id")
     .set(cancellation(now))
-    .where("tenant_id", "=", tenantId)
-    .where("endpoint_id", "=", endpointId)
-    .where("status", "=", "pending")
-    .where("endpoint_seq", "is", null)
+    .where("d.status", "=", "pending")
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

@@ -38,8 +38,8 @@ export function storeForThisFile(settings: TestSettings): { readonly db: Kysely<
   };
 }
 
-/** Resolves once a statement in this database waits for a lock (one another session holds). */
-export async function someoneWaitsForALock(db: Kysely<Database>): Promise<void> {
+/** Resolves once `count` statements in this database wait for locks (ones other sessions hold). */
+export async function someoneWaitsForALock(db: Kysely<Database>, count = 1): Promise<void> {
   await eventually(
     async () => {
       const { rows } = await sql<{ n: number }>`
@@ -47,7 +47,7 @@ export async function someoneWaitsForALock(db: Kysely<Database>): Promise<void> 
            where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
       return rows[0]?.n ?? 0;
     },
-    (waiting) => waiting > 0,
+    (waiting) => waiting >= count,
   );
 }
 

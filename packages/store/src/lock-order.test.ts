@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { readTestSettings } from "@hookline/testkit";
+import { sql } from "kysely";
+import {
+  type AttemptResult,
+  cancelDeliveries,
+  createEndpoint,
+  emitEvents,
+  getDelivery,
+  listAttempts,
+  recordAttempts,
+} from "./index.js";
+import { racing, someoneWaitsForALock, storeForThisFile } from "./test-helpers.js";
+
+const settings = readTestSettings(process.env);
+const store = storeForThisFile(settings);
+const now = new Date();
+
+const failedAttempt = (deliveryId: string): AttemptResult => ({
+  deliveryId,
+  attemptNumber: 1,
+  url: "https://x.test",
+  startedAt: now,
+  durationMs: 3,
+  responseStatus: 500,
+  responseBody: "",
+  error: "",
+  deliveryStatus: "pending",
+  nextAttemptAt: new Date(now.getTime() + 60_000),
+});
+
+/**
+ * An endpoint's deliveries, and two of them, `first` before `second` in id order but stored after
+ * it: a statement that locks rows in the table's order takes `second` first.
+ */
+async function deliveriesOutOfOrder(tenantId: string) {
+  await createEndpoint(
+    store.db,
+    { tenantId, id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
+    now,
+  );
+  const emitted = await emitEvents(
+    store.db,
+    Array.from({ length: 40 }, (_, n) => ({ tenantId, id: `e${n}`, eventType: "x", dataJson: "{}" })),
+    now,
+  );
+  const ids = emitted.flatMap((e) => e.deliveries.map((d) => d.id));
+  const { rows } = await sql<{ first: string; second: string }>`
+    select a.id as first, b.id as second from hookline.deliveries a, hookline.deliveries b
+     where a.tenant_id = ${tenantId} and b.tenant_id = ${tenantId} and a.id < b.id and b.ctid < a.ctid
+     limit 1`.execute(store.db);
+  const pair = rows[0];
+  assert.ok(pair, "40 hashed ids hold a pair stored out of id order");
+  return { ids, ...pair };
+}
+
+/**
+ * Runs `recording` and then `other` while a third transaction holds `first`, so both queue behind
+ * it with whatever rows they already hold, then lets them go. Locking in different orders, each
+ * would then hold a row the other waits for, and PostgreSQL would abort one as a deadlock.
+ */
+async function raceBehind(first: string, recording: () => Promise<unknown>, other: () => Promise<unknown>) {
+  const holder = await store.db.startTransaction().execute();
+  await sql`select 1 from hookline.deliveries where id = ${first} for no key update`.execute(holder);
+  const recorded = recording();
+  await someoneWaitsForALock(store.db, 1);
+  const changed = other();
+  await someoneWaitsForALock(store.db, 2);
+  await holder.commit().execute();
+  return Promise.all([recorded, changed]);
+}
+
+test(
+  "recording a batch of attempts while the same deliveries are cancelled (their endpoint deleted) ends without a deadlock",
+  racing(settings),
+  async () => {
+    const { ids, first, second } = await deliveriesOutOfOrder("cancel");
+    const [recorded, cancelled] = await raceBehind(
+      first,
+      () => recordAttempts(store.db, [failedAttempt(first), failedAttempt(second)], now),
+      () => cancelDeliveries(store.db, ids, now),
+    );
+    assert.equal((recorded as unknown[]).filter(Boolean).length, 2, "both attempts are recorded");
+    assert.equal((cancelled as string[]).length, ids.length, "every delivery is cancelled");
+    for (const deliveryId of [first, second]) {
+      const { items } = await listAttempts(store.db, { deliveryId }, 10, "");
+      assert.equal(items.length, 1, "one attempt each, whichever statement went first");
+      assert.equal((await getDelivery(store.db, "cancel", deliveryId)).status, "cancelled");
+    }
+  },
+);
