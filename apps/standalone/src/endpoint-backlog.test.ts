@@ -113,8 +113,8 @@ test("an api shutting down ends a backlog call at its next page: a delete answer
     }
     await backlog("stop-delete", "pending", db);
     await backlog("stop-recover", "failed", db);
-    // Held rows keep both calls in their first page (an update of deliveries) while the api is
-    // told to stop.
+    // Held rows keep both calls in their first page (a statement that locks deliveries, then
+    // updates them) while the api is told to stop.
     const hold = await holder.db.startTransaction().execute();
     await sql`select id from hookline.deliveries for update`.execute(hold);
     const deleting = svc.endpoints.deleteEndpoint({ tenantId: "stop-delete", id: "ep" });
@@ -128,7 +128,7 @@ test("an api shutting down ends a backlog call at its next page: a delete answer
         const { rows } = await sql<{ n: number }>`
           select count(*)::int as n from pg_stat_activity
            where wait_event_type = 'Lock' and datname = current_database()
-             and query ilike 'update%deliveries%'`.execute(holder.db);
+             and query ilike '%update%deliveries%'`.execute(holder.db);
         return rows[0]?.n ?? 0;
       },
       (waiting) => waiting >= 2,
