@@ -9,7 +9,9 @@ import {
   emitEvents,
   getDelivery,
   listAttempts,
+  purgeOlderThan,
   recordAttempts,
+  reopenFailedPage,
 } from "./index.js";
 import { racing, someoneWaitsForALock, storeForThisFile } from "./test-helpers.js";
 
@@ -56,19 +58,19 @@ async function deliveriesOutOfOrder(tenantId: string) {
 }
 
 /**
- * Runs `recording` and then `other` while a third transaction holds `first`, so both queue behind
- * it with whatever rows they already hold, then lets them go. Locking in different orders, each
- * would then hold a row the other waits for, and PostgreSQL would abort one as a deadlock.
+ * Runs `one` and then `other` while a third transaction holds `first`, so both queue behind it
+ * with whatever rows they already hold, then lets them go. Locking in different orders, each would
+ * then hold a row the other waits for, and PostgreSQL would abort one as a deadlock.
  */
-async function raceBehind(first: string, recording: () => Promise<unknown>, other: () => Promise<unknown>) {
+async function raceBehind<A, B>(first: string, one: () => Promise<A>, other: () => Promise<B>) {
   const holder = await store.db.startTransaction().execute();
   await sql`select 1 from hookline.deliveries where id = ${first} for no key update`.execute(holder);
-  const recorded = recording();
+  const ones = one();
   await someoneWaitsForALock(store.db, 1);
-  const changed = other();
+  const others = other();
   await someoneWaitsForALock(store.db, 2);
   await holder.commit().execute();
-  return Promise.all([recorded, changed]);
+  return Promise.all([ones, others]);
 }
 
 test(
@@ -81,12 +83,54 @@ test(
       () => recordAttempts(store.db, [failedAttempt(first), failedAttempt(second)], now),
       () => cancelDeliveries(store.db, ids, now),
     );
-    assert.equal((recorded as unknown[]).filter(Boolean).length, 2, "both attempts are recorded");
-    assert.equal((cancelled as string[]).length, ids.length, "every delivery is cancelled");
+    assert.equal(recorded.filter(Boolean).length, 2, "both attempts are recorded");
+    assert.equal(cancelled.length, ids.length, "every delivery is cancelled");
     for (const deliveryId of [first, second]) {
       const { items } = await listAttempts(store.db, { deliveryId }, 10, "");
       assert.equal(items.length, 1, "one attempt each, whichever statement went first");
       assert.equal((await getDelivery(store.db, "cancel", deliveryId)).status, "cancelled");
+    }
+  },
+);
+
+test(
+  "purging old final deliveries while a recovery reopens the same ones ends without a deadlock",
+  racing(settings),
+  async () => {
+    const tenantId = "purge";
+    await createEndpoint(
+      store.db,
+      { tenantId, id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
+      now,
+    );
+    // A day old, a minute apart, oldest first: the purge finds deliveries through their events'
+    // age, and the table holds them in the same order.
+    for (let n = 0; n < 40; n++) {
+      const at = new Date(now.getTime() - 86_400_000 + n * 60_000);
+      await emitEvents(store.db, [{ tenantId, id: `e${n}`, eventType: "x", dataJson: "{}" }], at);
+    }
+    const { rows } = await sql<{ first: string; second: string }>`
+      select a.id as first, b.id as second from hookline.deliveries a, hookline.deliveries b
+       where a.tenant_id = ${tenantId} and b.tenant_id = ${tenantId} and a.id < b.id
+         and b.created_at < a.created_at and b.ctid < a.ctid
+       limit 1`.execute(store.db);
+    const pair = rows[0];
+    assert.ok(pair, "40 hashed ids hold a pair made out of id order");
+    const { first, second } = pair;
+    await store.db
+      .updateTable("deliveries")
+      .set({ status: "failed" })
+      .where("id", "in", [first, second])
+      .execute();
+
+    const [recovery] = await raceBehind(
+      first,
+      () => reopenFailedPage(store.db, { tenantId, endpointId: "ep", since: new Date(0) }, undefined, now),
+      () => purgeOlderThan(store.db, now),
+    );
+    assert.deepEqual(recovery.reopened.map((d) => d.id).sort(), [first, second].sort());
+    for (const id of [first, second]) {
+      assert.equal((await getDelivery(store.db, tenantId, id)).status, "pending", "reopened, and kept");
     }
   },
 );

@@ -14,8 +14,9 @@ export const byIds =
 
 /**
  * A statement that locks several deliveries locks them in id order: the attempt record's read
- * probes the batch's sorted ids, and the statements built on this one lock their rows in a CTE
- * first, sorted, then change them. Two statements that lock the same rows in different orders can
+ * probes the batch's sorted ids, the statements built on this one lock their rows in a CTE
+ * first, sorted, then change them, and the purge's deletes do the same (it locks for a delete,
+ * which this one does not). Two statements that lock the same rows in different orders can
  * each hold a row the other waits for: a review reproduced that deadlock between recording a batch
  * of attempts (probes, id order) and a deleted endpoint's cancel pages (a scan, the table's order).
  * The CTE is materialised so that it runs once, whatever the join that reads it.

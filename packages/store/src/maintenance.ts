@@ -87,18 +87,28 @@ async function purgeDeliveries(db: Kysely<Database>, cutoff: Date, batchSize: nu
   let after = new Date(0);
   let total = 0;
   for (;;) {
-    // The status is checked again on the deleted row itself: one reopened (RetryDelivery) after
-    // the search read it is read anew there, and kept. The attempts go in a second statement of
-    // the same transaction: it reads them afresh, so an attempt recorded while the first waited
-    // for a row goes too, and none can be recorded once the row is deleted.
+    // The batch's rows are locked in id order before they are deleted, as every statement that
+    // locks several deliveries takes them (see withDeliveriesLocked): deleted in the search's
+    // order, a batch deadlocked with a recovery page reopening the same failed rows. The status is
+    // checked again as each row is locked: one reopened (RetryDelivery) after the search read it
+    // is read anew there, and kept. The attempts go in a second statement of the same
+    // transaction: it reads them afresh, so an attempt recorded while the first waited for a row
+    // goes too, and none can be recorded once the row is deleted.
     const { n, attempts, last } = await db.transaction().execute(async (tx) => {
       const { rows: gone } = await sql<{ id: string; created_at: Date }>`
-        delete from hookline.deliveries where status <> 'pending' and id in (
+        with batch as materialized (
           select d.id from hookline.events ev
             join hookline.deliveries d on d.tenant_id = ev.tenant_id and d.event_id = ev.id
            where ev.created_at >= ${after} and ev.created_at < ${cutoff} and d.status <> 'pending'
-           order by ev.created_at limit ${batchSize})
-        returning id, created_at`.execute(tx);
+           order by ev.created_at limit ${batchSize}
+        ),
+        locked as materialized (
+          select id from hookline.deliveries
+           where status <> 'pending' and id in (select id from batch)
+           order by id for update
+        )
+        delete from hookline.deliveries d using locked where d.id = locked.id
+        returning d.id, d.created_at`.execute(tx);
       if (gone.length === 0) return { n: 0, attempts: 0, last: undefined };
       const removed = await tx
         .deleteFrom("attempts")
