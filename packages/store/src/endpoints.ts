@@ -182,6 +182,10 @@ export async function deleteEndpoint(
   now: Date,
 ): Promise<DeletedEndpoint> {
   return db.transaction().execute(async (tx) => {
+    // Deliveries before the endpoint row, the order recording attempts takes them in (it locks its
+    // deliveries, then updates their endpoints' runs of failures): the other way round, each could
+    // hold a row the other waits for. A call for an endpoint that does not exist is rolled back.
+    const cancelledWithRow = await cancelUnboundPendingOf(tx, tenantId, id, now);
     const row = await tx
       .deleteFrom("endpoints")
       .where("tenant_id", "=", tenantId)
@@ -189,7 +193,6 @@ export async function deleteEndpoint(
       .returning("seq")
       .executeTakeFirst();
     if (!row) throw new NotFoundError(`endpoint "${id}"`);
-    const cancelledWithRow = await cancelUnboundPendingOf(tx, tenantId, id, now);
     return { tenantId, endpointId: id, seq: row.seq, cancelledWithRow };
   });
 }

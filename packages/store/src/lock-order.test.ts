@@ -6,6 +6,7 @@ import {
   type AttemptResult,
   cancelDeliveries,
   createEndpoint,
+  deleteEndpoint,
   emitEvents,
   getDelivery,
   listAttempts,
@@ -132,5 +133,28 @@ test(
     for (const id of [first, second]) {
       assert.equal((await getDelivery(store.db, tenantId, id)).status, "pending", "reopened, and kept");
     }
+  },
+);
+
+test(
+  "recording an attempt while its endpoint is deleted, its deliveries unbound to the row, ends without a deadlock",
+  racing(settings),
+  async () => {
+    const tenantId = "unbound";
+    const { ids, first } = await deliveriesOutOfOrder(tenantId);
+    // As deliveries made before they recorded their endpoint row's seq: the delete cancels them
+    // in its own transaction, while recording an attempt updates the endpoint's run of failures.
+    await sql`update hookline.deliveries set endpoint_seq = null where tenant_id = ${tenantId}`.execute(
+      store.db,
+    );
+
+    const [recorded, deleted] = await raceBehind(
+      first,
+      () => recordAttempts(store.db, [failedAttempt(first)], now),
+      () => deleteEndpoint(store.db, tenantId, "ep", now),
+    );
+    assert.ok(recorded[0], "the attempt is recorded");
+    assert.equal(deleted.cancelledWithRow, ids.length, "every delivery is cancelled with the row");
+    assert.equal((await getDelivery(store.db, tenantId, first)).status, "cancelled");
   },
 );
