@@ -185,7 +185,8 @@ export async function cancelDeliveries(
   now: Date,
 ): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await withDeliveriesLocked(db, byIds(ids))
+  // Only pending rows are locked: a final one is not waited for, nor held from a purge.
+  const rows = await withDeliveriesLocked(db, (query) => byIds(ids)(query).where("status", "=", "pending"))
     .updateTable("deliveries as d")
     .from("locked")
     .whereRef("d.id", "=", "locked.id")
@@ -261,7 +262,9 @@ export async function reopenDelivery(
   now: Date,
 ): Promise<OverdueDelivery | undefined> {
   const row = await reopening(db, now, (query) =>
-    byIds([deliveryId])(query).where("tenant_id", "=", tenantId),
+    byIds([deliveryId])(query)
+      .where("tenant_id", "=", tenantId)
+      .where("status", "in", ["failed", "cancelled", "delivered"]),
   )
     .where("d.status", "in", ["failed", "cancelled", "delivered"])
     .executeTakeFirst();

@@ -51,7 +51,9 @@ export async function reopenFailedPage(
   // (tenant_id, endpoint_id, seq) is an index: each page starts where the last one ended.
   const rows = await page.orderBy("seq").limit(pageSize).execute();
   if (rows.length === 0) return { reopened: [], after: undefined };
-  const reopened = await reopening(db, now, byIds(rows.map((row) => row.id)))
+  const reopened = await reopening(db, now, (query) =>
+    byIds(rows.map((row) => row.id))(query).where("status", "=", "failed"),
+  )
     .where("d.status", "=", "failed")
     .execute();
   return {
