@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import { OWN_ENDPOINT_ROW } from "./deliveries.js";
+import { ENDPOINTS_IN_KEY_ORDER } from "./lock-order.js";
 import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
 import type { AttemptTable, AttemptTriggerValue, Database, DeliveryStatusValue } from "./schema.js";
@@ -168,16 +169,24 @@ export async function recordAttempts(
       ) b
       group by b.tenant_id, b.endpoint_id, b.endpoint_seq
     ),
+    -- The endpoint rows that change, locked in key order first, as every statement that locks
+    -- several endpoints takes them (see ENDPOINTS_IN_KEY_ORDER). Only rows that change: a healthy
+    -- endpoint (or one already failing) is left as it is, rather than given a new row version, and
+    -- its index entries, with every batch, nor locked against the other workers' batches.
+    endpoints_locked as materialized (
+      select ep.tenant_id, ep.id from hookline.endpoints ep join per_endpoint d on ${OWN_ENDPOINT_ROW}
+       where d.disable_reason is not null or ep.failing_since is distinct from ${failingSince}
+       order by ${ENDPOINTS_IN_KEY_ORDER}
+       for no key update of ep
+    ),
     endpoints_told as (
       update hookline.endpoints ep
       set failing_since = ${failingSince},
           status = case when d.disable_reason is null then ep.status else 'disabled' end,
           disabled_reason = coalesce(d.disable_reason, ep.disabled_reason),
           updated_at = case when d.disable_reason is null then ep.updated_at else ${now} end
-      from per_endpoint d
-      where ${OWN_ENDPOINT_ROW}
-        -- Only rows that change: a healthy endpoint (or one already failing) is left as it is,
-        -- rather than given a new row version, and its index entries, with every batch.
+      from per_endpoint d, endpoints_locked l
+      where ${OWN_ENDPOINT_ROW} and l.tenant_id = ep.tenant_id and l.id = ep.id
         and (d.disable_reason is not null or ep.failing_since is distinct from ${failingSince})
     )
     select ins.delivery_id, ins.attempt_number, ins.id, ins.delivery_status, t.status = 'cancelled' as was_cancelled

@@ -1,19 +1,22 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readTestSettings } from "@hookline/testkit";
-import { sql } from "kysely";
+import { sql, type Transaction } from "kysely";
 import {
   type AttemptResult,
   cancelDeliveries,
   createEndpoint,
   deleteEndpoint,
+  disableFailingEndpoints,
   emitEvents,
   getDelivery,
+  getEndpoint,
   listAttempts,
   purgeOlderThan,
   recordAttempts,
   reopenFailedPage,
 } from "./index.js";
+import type { Database } from "./schema.js";
 import { racing, someoneWaitsForALock, storeForThisFile } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
@@ -59,13 +62,17 @@ async function deliveriesOutOfOrder(tenantId: string) {
 }
 
 /**
- * Runs `one` and then `other` while a third transaction holds `first`, so both queue behind it
- * with whatever rows they already hold, then lets them go. Locking in different orders, each would
- * then hold a row the other waits for, and PostgreSQL would abort one as a deadlock.
+ * Runs `one` and then `other` while a third transaction holds what `hold` takes, so both queue
+ * behind it with whatever rows they already hold, then lets them go. Locking in different orders,
+ * each would then hold a row the other waits for, and PostgreSQL would abort one as a deadlock.
  */
-async function raceBehind<A, B>(first: string, one: () => Promise<A>, other: () => Promise<B>) {
+async function raceBehind<A, B>(
+  hold: (trx: Transaction<Database>) => Promise<unknown>,
+  one: () => Promise<A>,
+  other: () => Promise<B>,
+) {
   const holder = await store.db.startTransaction().execute();
-  await sql`select 1 from hookline.deliveries where id = ${first} for no key update`.execute(holder);
+  await hold(holder);
   const ones = one();
   await someoneWaitsForALock(store.db, 1);
   const others = other();
@@ -74,13 +81,16 @@ async function raceBehind<A, B>(first: string, one: () => Promise<A>, other: () 
   return Promise.all([ones, others]);
 }
 
+const holdingDelivery = (id: string) => (trx: Transaction<Database>) =>
+  sql`select 1 from hookline.deliveries where id = ${id} for no key update`.execute(trx);
+
 test(
   "recording a batch of attempts while the same deliveries are cancelled (their endpoint deleted) ends without a deadlock",
   racing(settings),
   async () => {
     const { ids, first, second } = await deliveriesOutOfOrder("cancel");
     const [recorded, cancelled] = await raceBehind(
-      first,
+      holdingDelivery(first),
       () => recordAttempts(store.db, [failedAttempt(first), failedAttempt(second)], now),
       () => cancelDeliveries(store.db, ids, now),
     );
@@ -125,7 +135,7 @@ test(
       .execute();
 
     const [recovery] = await raceBehind(
-      first,
+      holdingDelivery(first),
       () => reopenFailedPage(store.db, { tenantId, endpointId: "ep", since: new Date(0) }, undefined, now),
       () => purgeOlderThan(store.db, now),
     );
@@ -149,12 +159,72 @@ test(
     );
 
     const [recorded, deleted] = await raceBehind(
-      first,
+      holdingDelivery(first),
       () => recordAttempts(store.db, [failedAttempt(first)], now),
       () => deleteEndpoint(store.db, tenantId, "ep", now),
     );
     assert.ok(recorded[0], "the attempt is recorded");
     assert.equal(deleted.cancelledWithRow, ids.length, "every delivery is cancelled with the row");
     assert.equal((await getDelivery(store.db, tenantId, first)).status, "cancelled");
+  },
+);
+
+test(
+  "recording attempts for two endpoints while auto-disable judges the same two ends without a deadlock",
+  racing(settings),
+  async () => {
+    const tenantId = "disable";
+    // "b" created first, so stored before "a": a scan of the table takes "b" first.
+    for (const id of ["b", "a"])
+      await createEndpoint(
+        store.db,
+        { tenantId, id, url: "https://x.test", description: "", eventTypes: [], secret: "s" },
+        now,
+      );
+    const [early, late] = await emitEvents(
+      store.db,
+      ["early", "late"].map((id) => ({ tenantId, id, eventType: "x", dataJson: "{}" })),
+      now,
+    );
+    const deliveryTo = (emitted: typeof early, endpointId: string) => {
+      const found = emitted?.deliveries.find((d) => d.endpointId === endpointId);
+      assert.ok(found, `a delivery to ${endpointId}`);
+      return found.id;
+    };
+    // Both failing for an hour by their attempts: auto-disable takes both.
+    await recordAttempts(
+      store.db,
+      ["a", "b"].map((endpointId) => failedAttempt(deliveryTo(early, endpointId))),
+      now,
+    );
+    await sql`update hookline.endpoints set failing_since = ${new Date(now.getTime() - 3_600_000)}
+               where tenant_id = ${tenantId}`.execute(store.db);
+    const succeeded = (deliveryId: string): AttemptResult => ({
+      ...failedAttempt(deliveryId),
+      responseStatus: 200,
+      deliveryStatus: "delivered",
+      nextAttemptAt: null,
+    });
+
+    const [recorded, disabled] = await raceBehind(
+      (trx) =>
+        sql`select 1 from hookline.endpoints where tenant_id = ${tenantId} and id = 'a' for no key update`.execute(
+          trx,
+        ),
+      // Successes for both, which end both runs of failures.
+      () =>
+        recordAttempts(
+          store.db,
+          ["a", "b"].map((endpointId) => succeeded(deliveryTo(late, endpointId))),
+          now,
+        ),
+      () => disableFailingEndpoints(store.db, 1_800_000, "failing", now),
+    );
+    assert.equal(recorded.filter(Boolean).length, 2, "both attempts are recorded");
+    for (const id of ["a", "b"]) {
+      const endpoint = await getEndpoint(store.db, tenantId, id);
+      const wasDisabled = disabled.some((d) => d.endpointId === id);
+      assert.equal(endpoint.status, wasDisabled ? "disabled" : "enabled", `${id}: as auto-disable reported`);
+    }
   },
 );

@@ -27,3 +27,10 @@ export function withDeliveriesLocked(db: Kysely<Database>, which: DeliveriesToLo
     (qb) => which(qb.selectFrom("deliveries").select("id")).orderBy("id").forNoKeyUpdate(),
   );
 }
+
+/**
+ * The order a statement that locks several endpoint rows takes them in: recording attempts (their
+ * endpoints' runs of failures) and auto-disable both do, and in their plans' orders two of them
+ * could each hold an endpoint the other waits for.
+ */
+export const ENDPOINTS_IN_KEY_ORDER = sql`ep.tenant_id, ep.id`;

@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
+import { ENDPOINTS_IN_KEY_ORDER } from "./lock-order.js";
 import type { Database } from "./schema.js";
 
 /**
@@ -19,16 +20,22 @@ export async function disableFailingEndpoints(
   // set, every attempt since it failed. An attempt of a deleted endpoint with the same id is older
   // than this endpoint's run, so it cannot stand for its latest.
   const latestAttempt = sql`(select a.started_at from hookline.attempts a
-      where a.tenant_id = endpoints.tenant_id and a.endpoint_id = endpoints.id
+      where a.tenant_id = ep.tenant_id and a.endpoint_id = ep.id
       order by a.id desc limit 1)`;
-  const rows = await db
-    .updateTable("endpoints")
-    .set({ status: "disabled", disabled_reason: reason, updated_at: now })
-    .where("status", "=", "enabled")
-    .where("failing_since", "<=", sql<Date>`${now}::timestamptz - ${span}`)
-    .where(sql<boolean>`${latestAttempt} >= failing_since + ${span}`)
-    .returning(["tenant_id", "id"])
-    .execute();
+  // Locked in key order first (see ENDPOINTS_IN_KEY_ORDER), then disabled. A row whose lock was
+  // awaited is judged again as it is now (a success may have ended its run), as FOR UPDATE does.
+  const { rows } = await sql<{ tenant_id: string; id: string }>`
+    with locked as materialized (
+      select ep.tenant_id, ep.id from hookline.endpoints ep
+       where ep.status = 'enabled' and ep.failing_since <= ${now}::timestamptz - ${span}
+         and ${latestAttempt} >= ep.failing_since + ${span}
+       order by ${ENDPOINTS_IN_KEY_ORDER}
+       for no key update
+    )
+    update hookline.endpoints ep set status = 'disabled', disabled_reason = ${reason}, updated_at = ${now}
+      from locked l
+     where ep.tenant_id = l.tenant_id and ep.id = l.id
+    returning ep.tenant_id, ep.id`.execute(db);
   return rows.map((row) => ({ tenantId: row.tenant_id, endpointId: row.id }));
 }
 
