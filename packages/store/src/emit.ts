@@ -73,7 +73,10 @@ export async function emitEvents(
     ),
     recorded as (
       insert into hookline.events (tenant_id, id, event_type, data_json, created_at)
-      select tenant_id, id, event_type, data_json, ${now}::timestamptz from input order by n
+      -- In key order, not the callers': two batches naming the same new events in opposite
+      -- orders would each insert one and wait for the other's commit to decide the next (a
+      -- deadlock). Nothing reads events in insertion order; the deliveries keep the callers'.
+      select tenant_id, id, event_type, data_json, ${now}::timestamptz from input order by tenant_id, id
       on conflict (tenant_id, id) do nothing
       returning tenant_id, id
     ),

@@ -228,3 +228,36 @@ test(
     }
   },
 );
+
+test(
+  "two Emits naming the same new events in opposite orders end without a deadlock, each event recorded once",
+  racing(settings),
+  async () => {
+    const tenantId = "emit-order";
+    await createEndpoint(
+      store.db,
+      { tenantId, id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
+      now,
+    );
+    const event = (id: string) => ({ tenantId, id, eventType: "x", dataJson: "{}" });
+    // The first Emit records "a", then queues behind the holder's "c"; the second, in the callers'
+    // order, would record "b" and queue behind the first's "a", which then needs "b".
+    const [first, second] = await raceBehind(
+      (trx) =>
+        trx
+          .insertInto("events")
+          .values({ tenant_id: tenantId, id: "c", event_type: "x", data_json: "{}", created_at: now })
+          .execute(),
+      () => emitEvents(store.db, [event("a"), event("c"), event("b")], now),
+      () => emitEvents(store.db, [event("b"), event("a")], now),
+    );
+    const firstByEvent = new Map(first.map((r) => [r.eventId, r]));
+    for (const id of ["a", "b"]) {
+      const recorded = firstByEvent.get(id);
+      assert.equal(recorded?.duplicate, false, `${id}: recorded by the first Emit`);
+      const again = second.find((r) => r.eventId === id);
+      assert.equal(again?.duplicate, true, `${id}: a duplicate for the second`);
+      assert.deepEqual(again?.deliveries, recorded?.deliveries, `${id}: the same delivery`);
+    }
+  },
+);
