@@ -133,6 +133,12 @@ test(
       .set({ status: "failed" })
       .where("id", "in", [first, second])
       .execute();
+    // The update wrote new row versions: the race below is only a test while they are still
+    // stored out of id order.
+    const stored = await sql<{ first_after: boolean }>`
+      select (select ctid from hookline.deliveries where id = ${second})
+           < (select ctid from hookline.deliveries where id = ${first}) as first_after`.execute(store.db);
+    assert.equal(stored.rows[0]?.first_after, true, "still stored out of id order once failed");
 
     const [recovery] = await raceBehind(
       holdingDelivery(first),
