@@ -14,6 +14,7 @@ import {
   listAttempts,
   purgeOlderThan,
   recordAttempts,
+  reopenDelivery,
   reopenFailedPage,
 } from "./index.js";
 import type { Database } from "./schema.js";
@@ -265,5 +266,31 @@ test(
       assert.equal(again?.duplicate, true, `${id}: a duplicate for the second`);
       assert.deepEqual(again?.deliveries, recorded?.deliveries, `${id}: the same delivery`);
     }
+  },
+);
+
+test(
+  "a resend of a delivered delivery goes ahead while a cancel that names it is still under way",
+  racing(settings),
+  async () => {
+    const tenantId = "final-not-locked";
+    const { ids, first, second } = await deliveriesOutOfOrder(tenantId);
+    await store.db.updateTable("deliveries").set({ status: "delivered" }).where("id", "=", first).execute();
+
+    // A cancel page naming every delivery, its transaction still open (a DeleteEndpoint midway).
+    const cancel = await store.db.startTransaction().execute();
+    try {
+      const cancelled = await cancelDeliveries(cancel, ids, now);
+      assert.ok(cancelled.includes(second) && !cancelled.includes(first), "only pending ones are cancelled");
+      const resend = await store.db.transaction().execute(async (trx) => {
+        // Waiting for the cancel would end in this error rather than hang the test.
+        await sql`set local lock_timeout = '2s'`.execute(trx);
+        return reopenDelivery(trx, tenantId, first, now);
+      });
+      assert.equal(resend?.id, first, "the delivered one is reopened for its resend");
+    } finally {
+      await cancel.commit().execute();
+    }
+    assert.equal((await getDelivery(store.db, tenantId, first)).status, "pending");
   },
 );
