@@ -170,24 +170,28 @@ export async function recordAttempts(
       group by b.tenant_id, b.endpoint_id, b.endpoint_seq
     ),
     -- The endpoint rows that change, locked in key order first, as every statement that locks
-    -- several endpoints takes them (see ENDPOINTS_IN_KEY_ORDER). Only rows that change: a healthy
-    -- endpoint (or one already failing) is left as it is, rather than given a new row version, and
-    -- its index entries, with every batch, nor locked against the other workers' batches.
+    -- several endpoints takes them (see ENDPOINTS_IN_KEY_ORDER). By then every delivery of the
+    -- batch is locked: the grouping above reads all that was inserted. Only rows that change: a
+    -- healthy endpoint (or one already failing) is left as it is, rather than given a new row
+    -- version, and its index entries, with every batch. A row whose lock was awaited is read
+    -- again as it is now, and what it becomes is computed from that.
     endpoints_locked as materialized (
-      select ep.tenant_id, ep.id from hookline.endpoints ep join per_endpoint d on ${OWN_ENDPOINT_ROW}
+      select ep.tenant_id, ep.id, ${failingSince} as failing_since, d.disable_reason
+        from hookline.endpoints ep join per_endpoint d on ${OWN_ENDPOINT_ROW}
        where d.disable_reason is not null or ep.failing_since is distinct from ${failingSince}
        order by ${ENDPOINTS_IN_KEY_ORDER}
        for no key update of ep
     ),
+    -- From the locked rows alone: joined with per_endpoint again (estimated at one row), the
+    -- update rescanned it for every endpoint, a million comparisons for 1,000 endpoints.
     endpoints_told as (
       update hookline.endpoints ep
-      set failing_since = ${failingSince},
-          status = case when d.disable_reason is null then ep.status else 'disabled' end,
-          disabled_reason = coalesce(d.disable_reason, ep.disabled_reason),
-          updated_at = case when d.disable_reason is null then ep.updated_at else ${now} end
-      from per_endpoint d, endpoints_locked l
-      where ${OWN_ENDPOINT_ROW} and l.tenant_id = ep.tenant_id and l.id = ep.id
-        and (d.disable_reason is not null or ep.failing_since is distinct from ${failingSince})
+      set failing_since = l.failing_since,
+          status = case when l.disable_reason is null then ep.status else 'disabled' end,
+          disabled_reason = coalesce(l.disable_reason, ep.disabled_reason),
+          updated_at = case when l.disable_reason is null then ep.updated_at else ${now} end
+      from endpoints_locked l
+      where ep.tenant_id = l.tenant_id and ep.id = l.id
     )
     select ins.delivery_id, ins.attempt_number, ins.id, ins.delivery_status, t.status = 'cancelled' as was_cancelled
       from inserted ins join target t on t.id = ins.delivery_id
