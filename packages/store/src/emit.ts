@@ -75,7 +75,9 @@ export async function emitEvents(
       insert into hookline.events (tenant_id, id, event_type, data_json, created_at)
       -- In key order, not the callers': two batches naming the same new events in opposite
       -- orders would each insert one and wait for the other's commit to decide the next (a
-      -- deadlock). Nothing reads events in insertion order; the deliveries keep the callers'.
+      -- deadlock). So events.seq follows the key within a batch, not the callers' order: nothing
+      -- reads it (a listing of events that paged by it would need this order changed); the
+      -- deliveries keep the callers' order.
       select tenant_id, id, event_type, data_json, ${now}::timestamptz from input order by tenant_id, id
       on conflict (tenant_id, id) do nothing
       returning tenant_id, id
