@@ -24,6 +24,14 @@ const settings = readTestSettings(process.env);
 const store = storeForThisFile(settings);
 const now = new Date();
 
+/** An endpoint of the tenant that takes every event type. */
+const anEndpoint = (tenantId: string, id: string) =>
+  createEndpoint(
+    store.db,
+    { tenantId, id, url: "https://x.test", description: "", eventTypes: [], secret: "s" },
+    now,
+  );
+
 const failedAttempt = (deliveryId: string): AttemptResult => ({
   deliveryId,
   attemptNumber: 1,
@@ -42,11 +50,7 @@ const failedAttempt = (deliveryId: string): AttemptResult => ({
  * it: a statement that locks rows in the table's order takes `second` first.
  */
 async function deliveriesOutOfOrder(tenantId: string) {
-  await createEndpoint(
-    store.db,
-    { tenantId, id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
-    now,
-  );
+  await anEndpoint(tenantId, "ep");
   const emitted = await emitEvents(
     store.db,
     Array.from({ length: 40 }, (_, n) => ({ tenantId, id: `e${n}`, eventType: "x", dataJson: "{}" })),
@@ -110,11 +114,7 @@ test(
   racing(settings),
   async () => {
     const tenantId = "purge";
-    await createEndpoint(
-      store.db,
-      { tenantId, id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
-      now,
-    );
+    await anEndpoint(tenantId, "ep");
     // A day old, a minute apart, oldest first: the purge finds deliveries through their events'
     // age, and the table holds them in the same order.
     for (let n = 0; n < 40; n++) {
@@ -182,12 +182,7 @@ test(
   async () => {
     const tenantId = "disable";
     // "b" created first, so stored before "a": a scan of the table takes "b" first.
-    for (const id of ["b", "a"])
-      await createEndpoint(
-        store.db,
-        { tenantId, id, url: "https://x.test", description: "", eventTypes: [], secret: "s" },
-        now,
-      );
+    for (const id of ["b", "a"]) await anEndpoint(tenantId, id);
     const [early, late] = await emitEvents(
       store.db,
       ["early", "late"].map((id) => ({ tenantId, id, eventType: "x", dataJson: "{}" })),
@@ -248,11 +243,7 @@ test(
   racing(settings),
   async () => {
     const tenantId = "emit-order";
-    await createEndpoint(
-      store.db,
-      { tenantId, id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
-      now,
-    );
+    await anEndpoint(tenantId, "ep");
     const event = (id: string) => ({ tenantId, id, eventType: "x", dataJson: "{}" });
     // The first Emit records "a", then queues behind the holder's "c"; the second, in the callers'
     // order, would record "b" and queue behind the first's "a", which then needs "b".
