@@ -11,13 +11,14 @@ import { startService } from "./service.js";
 import { sharedTestService, startTestService } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
-const shared = sharedTestService(settings, {
+const QUEUE_SETTINGS = {
   HOOKLINE_QUEUE_IDLE: "200ms",
   HOOKLINE_DELIVERY_TIMEOUT_MS: "1000",
   HOOKLINE_RETRY_SCHEDULE: "1h",
   // A fixed cap, so a hanging endpoint holds a known number of attempts (adaptive has its own tests).
   HOOKLINE_ENDPOINT_CONCURRENCY: "2",
-});
+};
+const shared = sharedTestService(settings, QUEUE_SETTINGS);
 
 test("an idle service holds no queue open, however many endpoints are registered", async () => {
   const receiver = await shared.receiver();
@@ -36,37 +37,47 @@ test("an idle service holds no queue open, however many endpoints are registered
 });
 
 test("deleting an endpoint cancels its pending deliveries and releases its queue", async () => {
-  const hanging = await shared.receiver(() => "hang");
-  await shared.svc.endpoints.createEndpoint({ tenantId: "del", id: "ep", url: hanging.url });
-  for (let n = 0; n < 5; n++)
-    await shared.svc.emit.emit({ tenantId: "del", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
-  await hanging.waitForRequests(2); // its cap is in flight; three wait on its queue
-  assert.equal(shared.svc.service.worker.openQueues, 1);
+  // A service of its own, since it counts open queues: a scan that read another test's deliveries
+  // while they were pending can open their queues again, for a moment, after they closed.
+  const svc = await startTestService(settings, QUEUE_SETTINGS);
+  const hanging = await startReceiver(() => "hang");
+  try {
+    await svc.endpoints.createEndpoint({ tenantId: "del", id: "ep", url: hanging.url });
+    for (let n = 0; n < 5; n++)
+      await svc.emit.emit({ tenantId: "del", eventId: `e${n}`, eventType: "x", dataJson: "{}" });
+    await hanging.waitForRequests(2); // its cap is in flight; three wait on its queue
+    assert.equal(svc.service.worker.openQueues, 1);
 
-  await shared.svc.endpoints.deleteEndpoint({ tenantId: "del", id: "ep" });
-  const { deliveries } = await eventually(
-    () => shared.svc.log.listDeliveries({ tenantId: "del", pageSize: 10 }),
-    (r) => r.deliveries.every((d) => d.status === DeliveryStatus.CANCELLED),
-  );
-  assert.equal(deliveries.length, 5);
-  // The two under way keep their jobs until they end (their attempts time out and are logged).
-  await eventually(
-    () => shared.svc.log.listAttempts({ tenantId: "del" }),
-    (r) => r.attempts.length === 2,
-  );
-  // No job is left in the queue. An attempt is recorded while its job completes (the writes
-  // after an answer do not wait for BullMQ), so its job may still be live when the row is read.
-  const { producer } = shared.svc.service.infra;
-  await eventually(
-    () =>
-      Promise.all(deliveries.map((d) => producer.hasLiveJob({ tenantId: "del", endpointId: "ep" }, d.id, 1))),
-    (live) => live.every((isLive) => !isLive),
-  );
-  await eventually(
-    async () => shared.svc.service.worker.openQueues,
-    (open) => open === 0,
-  );
-  assert.equal(hanging.requests.length, 2, "the waiting deliveries were never sent");
+    await svc.endpoints.deleteEndpoint({ tenantId: "del", id: "ep" });
+    const { deliveries } = await eventually(
+      () => svc.log.listDeliveries({ tenantId: "del", pageSize: 10 }),
+      (r) => r.deliveries.every((d) => d.status === DeliveryStatus.CANCELLED),
+    );
+    assert.equal(deliveries.length, 5);
+    // The two under way keep their jobs until they end (their attempts time out and are logged).
+    await eventually(
+      () => svc.log.listAttempts({ tenantId: "del" }),
+      (r) => r.attempts.length === 2,
+    );
+    // No job is left in the queue. An attempt is recorded while its job completes (the writes
+    // after an answer do not wait for BullMQ), so its job may still be live when the row is read.
+    const { producer } = svc.service.infra;
+    await eventually(
+      () =>
+        Promise.all(
+          deliveries.map((d) => producer.hasLiveJob({ tenantId: "del", endpointId: "ep" }, d.id, 1)),
+        ),
+      (live) => live.every((isLive) => !isLive),
+    );
+    await eventually(
+      async () => svc.service.worker.openQueues,
+      (open) => open === 0,
+    );
+    assert.equal(hanging.requests.length, 2, "the waiting deliveries were never sent");
+  } finally {
+    await hanging.close();
+    await svc.close();
+  }
 });
 
 test("deleting an endpoint during an attempt logs no error, and a new endpoint with its id is served", async () => {
