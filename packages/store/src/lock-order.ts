@@ -31,6 +31,7 @@ export function withDeliveriesLocked(db: Kysely<Database>, which: DeliveriesToLo
 /**
  * The order a statement that locks several endpoint rows takes them in: recording attempts (their
  * endpoints' runs of failures) and auto-disable both do, and in their plans' orders two of them
- * could each hold an endpoint the other waits for.
+ * could each hold an endpoint the other waits for. For a statement that names the endpoints
+ * table `ep`.
  */
 export const ENDPOINTS_IN_KEY_ORDER = sql`ep.tenant_id, ep.id`;
