@@ -4,7 +4,7 @@ import { endpointLimits, findEndpointsWithWork, type StoreDb } from "@hookline/s
 export interface DemandDeps {
   db: StoreDb;
   routing: QueueRouting;
-  consumer: Pick<DeliveryConsumer, "demand" | "hasOpen" | "openEndpoints" | "updateLimits">;
+  consumer: Pick<DeliveryConsumer, "demand" | "hasOpen" | "openEndpoints" | "readMark" | "updateLimits">;
   now(): number;
   /**
    * The limits to enforce for a queue, given the store's (an adaptive queue's learned concurrency),
@@ -36,6 +36,7 @@ export function watchDemand(deps: DemandDeps): DemandWatcher {
 
   const scanOnce = async () => {
     const now = deps.now();
+    const readMark = deps.consumer.readMark();
     const { due, nextDueAt } = await findEndpointsWithWork(deps.db, new Date(now + LOOKAHEAD_MS));
     const limitsOf = (
       queue: string,
@@ -64,6 +65,7 @@ export function watchDemand(deps: DemandDeps): DemandWatcher {
           }),
         };
       }),
+      readMark,
     );
     // Open queues with nothing due may still have had their limits changed.
     const open = deps.consumer.openEndpoints();

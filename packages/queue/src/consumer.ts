@@ -9,6 +9,9 @@ import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queu
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 import { closeWorker, WorkerStillClosingError } from "./worker-close.js";
 
+/** How long a release is remembered against reads that began before it (see readMark). */
+const RELEASE_MEMORY_MS = 60_000;
+
 /** How long a queue waits after one of its jobs found the store away (ConsumerOptions.isOutage). */
 const OUTAGE_WAIT_MS = 5000;
 
@@ -44,6 +47,14 @@ export class DeliveryConsumer {
   private readonly wakeups: DueWakeups | undefined;
   private closed = false;
   private readonly now: () => number;
+  /** Queues released so far in this process; a read of the store marks how many it began after. */
+  private releases = 0;
+  /**
+   * The release count at which each closed queue was last released, oldest release first: a read
+   * that began before that number may have seen work its Worker then took (see readMark).
+   */
+  private readonly released = new Map<string, { release: number; at: number }>();
+  private lastPrunedAt = 0;
 
   constructor(
     private readonly backend: QueueBackend,
@@ -67,8 +78,22 @@ export class DeliveryConsumer {
     });
   }
 
-  /** Says which queues have work and when it is due; opens them now or when due. */
-  demand(items: Iterable<QueueDemand>): void {
+  /**
+   * Taken just before reading the store for a demand(). A queue released after it is not opened
+   * again by what that read found: the read may predate the release, and have seen as pending the
+   * deliveries whose jobs the closing Worker went on to take. Reopening it then costs a Worker that
+   * finds nothing (and in a fan-out, a place other queues wait for). A read begun after the release
+   * opens it, as does the news of a job added to it; so work it really has waits one scan at most.
+   */
+  readMark(): number {
+    return this.releases;
+  }
+
+  /**
+   * Says which queues have work and when it is due; opens them now or when due. readMark: taken
+   * before reading the store for these items (see readMark); without it, every item counts.
+   */
+  demand(items: Iterable<QueueDemand>, readMark?: number): void {
     if (this.closed) return;
     const now = this.now();
     for (const item of items) {
@@ -91,6 +116,8 @@ export class DeliveryConsumer {
         continue;
       }
       const known = this.waiting.get(item.queue);
+      // Stale news of a queue that closed after the read began: the next read sees what it has.
+      if (!known && readMark !== undefined && this.releasedAfter(item.queue, readMark)) continue;
       if (known) {
         known.limits = item.limits;
       } else if (item.dueAt <= now + OPEN_AHEAD_MS) {
@@ -171,6 +198,24 @@ export class DeliveryConsumer {
       wakeWorker(this.backend, open.worker).catch((error: Error) => this.options.onError?.(error, queue));
   }
 
+  private releasedAfter(queue: string, readMark: number): boolean {
+    const released = this.released.get(queue);
+    return released !== undefined && released.release > readMark;
+  }
+
+  /**
+   * Forgets releases older than any read still running could be (a read that slow only opens a
+   * queue for nothing, as before). Entries are in release order, so this stops at the first kept.
+   */
+  private pruneReleased(now: number): void {
+    if (now - this.lastPrunedAt < RELEASE_MEMORY_MS / 4) return;
+    this.lastPrunedAt = now;
+    for (const [queue, { at }] of this.released) {
+      if (now - at < RELEASE_MEMORY_MS) break;
+      this.released.delete(queue);
+    }
+  }
+
   private addLater(item: QueueDemand): void {
     const known = this.later.get(item.queue);
     if (!known || item.dueAt < known.dueAt) this.later.set(item.queue, item);
@@ -193,6 +238,7 @@ export class DeliveryConsumer {
     }
     this.promoteDue(now);
     this.pump();
+    this.pruneReleased(now);
   }
 
   private promoteDue(now: number): void {
@@ -321,6 +367,7 @@ export class DeliveryConsumer {
       }
     });
     this.open.set(item.queue, entry);
+    this.released.delete(item.queue);
     // Opened ahead of its first job: woken when that job comes due.
     if (item.dueAt > now) this.wakeups?.add(item.queue, item.dueAt);
     this.writeLimits(item.queue, item.limits)
@@ -359,6 +406,10 @@ export class DeliveryConsumer {
     const open = this.open.get(name);
     if (!open) return;
     this.open.delete(name);
+    this.releases += 1;
+    // Deleted first, so the map stays in release order (see pruneReleased).
+    this.released.delete(name);
+    this.released.set(name, { release: this.releases, at: this.now() });
     const graceMs = this.options.closeGraceMs ?? 5000;
     const closing = closeWorker(this.backend, open.worker, open, graceMs, this.now)
       .then((outcome) => {
