@@ -4,11 +4,24 @@ import type { QueueBackend } from "./backend.js";
 // BullMQ types a Queue or Worker by its backend; Hookline uses only the surface both backends
 // share, so the PostgreSQL handles are presented under the default (Redis-typed) class here, once.
 
-/** A producer-side handle on one queue, over the backend's shared connection. */
+/**
+ * How many of its BullMQ events (added, active, completed...) a queue keeps, about. BullMQ keeps
+ * 10,000 by default, a Redis stream of some 600 KB (or as many rows of the PostgreSQL backend's
+ * event table) for every endpoint that has had a few thousand deliveries, kept while it sits
+ * idle. Hookline reads none of them: the attempt log is the record, and workers learn of new jobs
+ * from the producers' news. A few hundred are left for an operator's look with BullMQ's tools.
+ */
+export const QUEUE_EVENTS_KEPT = 100;
+
+/**
+ * A producer-side handle on one queue, over the backend's shared connection. Opening one writes
+ * the queue's settings into it (BullMQ's meta), among them how many events it keeps.
+ */
 export function openQueueHandle<T>(backend: QueueBackend, name: string): Queue<T> {
+  const streams = { events: { maxLen: QUEUE_EVENTS_KEPT } };
   if (backend.kind === "redis")
-    return new Queue<T>(name, { connection: backend.connection, prefix: backend.prefix });
-  return new Queue(name, { connection: backend.pool }, createPostgresBackend) as unknown as Queue<T>;
+    return new Queue<T>(name, { connection: backend.connection, prefix: backend.prefix, streams });
+  return new Queue(name, { connection: backend.pool, streams }, createPostgresBackend) as unknown as Queue<T>;
 }
 
 /** A Worker on one queue (created with autorun as given; BullMQ adds its own blocking connection). */

@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { connectStore, type StoreConnection } from "@hookline/store";
+import { createTestBackend, held, readTestSettings, type TestBackend } from "@hookline/testkit";
+import { Redis } from "ioredis";
+import pg from "pg";
+import {
+  DeliveryConsumer,
+  DeliveryProducer,
+  openQueueBackend,
+  type QueueBackend,
+  QueueRouting,
+} from "./index.js";
+
+const settings = readTestSettings(process.env);
+const limits = { maxInFlight: 8 };
+const routing = new QueueRouting(0, limits);
+
+let backend: TestBackend;
+let store: StoreConnection;
+let queues: QueueBackend;
+let producer: DeliveryProducer;
+before(async () => {
+  backend = await createTestBackend(settings);
+  store = await connectStore(backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : { dataDir: null });
+  queues = await openQueueBackend(
+    backend.redis
+      ? { kind: "redis", redis: backend.redis, prefix: backend.prefix }
+      : { kind: "postgres", pg: store.pgConfig, embedded: true, pollIntervalMs: 50 },
+  );
+  producer = new DeliveryProducer(queues, routing);
+});
+after(async () => {
+  await producer.close();
+  await queues.close();
+  await store.close();
+  await backend.dispose();
+});
+
+/** The BullMQ events a queue holds now: its Redis stream, or its rows of the PostgreSQL backend's table. */
+async function eventsHeld(queue: string): Promise<number> {
+  if (backend.redis) {
+    const redis = new Redis(backend.redis);
+    try {
+      return await redis.xlen(`${backend.prefix}:${queue}:events`);
+    } finally {
+      redis.disconnect();
+    }
+  }
+  const client = new pg.Client(store.pgConfig);
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      "select count(*)::int as n from bullmq.event where queue = $1",
+      [queue],
+    );
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+test("an endpoint's queue keeps a few hundred BullMQ events, not 10,000, however much it delivers", async () => {
+  const endpoint = { tenantId: "t", endpointId: "ep-busy" };
+  const queue = routing.queueOf(endpoint);
+  const jobs = 500;
+  let ran = 0;
+  const allRan = held();
+  const consumer = new DeliveryConsumer(
+    queues,
+    async () => {
+      ran += 1;
+      if (ran === jobs) allRan.release(undefined);
+    },
+    { maxOpenQueues: 4, idleCloseMs: 60_000, turnMs: 60_000, stalledAfterMs: 30_000 },
+    producer,
+  );
+  try {
+    for (let from = 0; from < jobs; from += 100)
+      await producer.enqueue(
+        Array.from({ length: 100 }, (_, i) => ({
+          ...endpoint,
+          deliveryId: `dl_${from + i}`,
+          attemptNumber: 1,
+        })),
+      );
+    consumer.demand([{ queue, dueAt: Date.now(), limits, endpoint }]);
+    await allRan.promise;
+  } finally {
+    await consumer.close();
+  }
+  // Each job published at least three events (added, active, completed): 1,500 in all, every one
+  // of them kept at BullMQ's default. Trimming is approximate: Redis drops whole stream nodes of
+  // 100 entries, and the PostgreSQL backend trims on every 256th event.
+  const kept = await eventsHeld(queue);
+  assert.ok(kept > 0, "the queue's events are where this test looks for them");
+  assert.ok(kept <= 400, `${kept} events kept`);
+});
