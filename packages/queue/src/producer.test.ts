@@ -1,41 +1,26 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { connectStore, deliveryIdFor, type StoreConnection } from "@hookline/store";
-import { createTestBackend, readTestSettings, type TestBackend } from "@hookline/testkit";
+import { deliveryIdFor, type StoreConnection } from "@hookline/store";
+import { readTestSettings } from "@hookline/testkit";
 import pg from "pg";
 import { openQueueHandle, openWorker } from "./handles.js";
-import {
-  DeliveryProducer,
-  type FedQueue,
-  jobIdFor,
-  openQueueBackend,
-  type QueueBackend,
-  QueueRouting,
-} from "./index.js";
+import { DeliveryProducer, type FedQueue, jobIdFor, type QueueBackend, QueueRouting } from "./index.js";
+import { openTestQueues } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
-let backend: TestBackend;
+let opened: Awaited<ReturnType<typeof openTestQueues>>;
 let store: StoreConnection;
 let queues: QueueBackend;
 let producer: DeliveryProducer;
 const routing = new QueueRouting(0, { maxInFlight: 3 });
 const fed: FedQueue[][] = [];
 before(async () => {
-  backend = await createTestBackend(settings);
-  store = await connectStore(backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : { dataDir: null });
-  queues = await openQueueBackend(
-    backend.redis
-      ? { kind: "redis", redis: backend.redis, prefix: backend.prefix }
-      : { kind: "postgres", pg: store.pgConfig, embedded: true, pollIntervalMs: 50 },
-  );
-  producer = new DeliveryProducer(queues, routing, { onFed: (queues) => fed.push(queues) });
+  opened = await openTestQueues(settings, routing, { onFed: (queues) => fed.push(queues) });
+  ({ store, queues, producer } = opened);
 });
 after(async () => {
-  await producer.close();
-  await queues.close();
-  await store.close();
-  await backend.dispose();
+  await opened?.dispose();
 });
 
 test("adding the same delivery twice (and concurrently) adds one job, carrying ids only", async () => {

@@ -1,44 +1,26 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { connectStore, type StoreConnection } from "@hookline/store";
-import { createTestBackend, held, readTestSettings, type TestBackend } from "@hookline/testkit";
+import { held, readTestSettings } from "@hookline/testkit";
 import { Redis } from "ioredis";
 import pg from "pg";
-import {
-  DeliveryConsumer,
-  DeliveryProducer,
-  openQueueBackend,
-  type QueueBackend,
-  QueueRouting,
-} from "./index.js";
+import { DeliveryConsumer, QueueRouting } from "./index.js";
+import { openTestQueues } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const limits = { maxInFlight: 8 };
 const routing = new QueueRouting(0, limits);
 
-let backend: TestBackend;
-let store: StoreConnection;
-let queues: QueueBackend;
-let producer: DeliveryProducer;
+let opened: Awaited<ReturnType<typeof openTestQueues>>;
 before(async () => {
-  backend = await createTestBackend(settings);
-  store = await connectStore(backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : { dataDir: null });
-  queues = await openQueueBackend(
-    backend.redis
-      ? { kind: "redis", redis: backend.redis, prefix: backend.prefix }
-      : { kind: "postgres", pg: store.pgConfig, embedded: true, pollIntervalMs: 50 },
-  );
-  producer = new DeliveryProducer(queues, routing);
+  opened = await openTestQueues(settings, routing);
 });
 after(async () => {
-  await producer.close();
-  await queues.close();
-  await store.close();
-  await backend.dispose();
+  await opened?.dispose();
 });
 
 /** The BullMQ events a queue holds now: its Redis stream, or its rows of the PostgreSQL backend's table. */
 async function eventsHeld(queue: string): Promise<number> {
+  const { backend, store } = opened;
   if (backend.redis) {
     const redis = new Redis(backend.redis);
     try {
@@ -64,6 +46,7 @@ test("an endpoint's queue keeps a few hundred BullMQ events, not 10,000, however
   const endpoint = { tenantId: "t", endpointId: "ep-busy" };
   const queue = routing.queueOf(endpoint);
   const jobs = 500;
+  const { queues, producer } = opened;
   let ran = 0;
   const allRan = held();
   const consumer = new DeliveryConsumer(

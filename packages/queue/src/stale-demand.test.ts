@@ -1,44 +1,26 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { connectStore, type StoreConnection } from "@hookline/store";
-import { createTestBackend, eventually, held, readTestSettings, type TestBackend } from "@hookline/testkit";
-import {
-  DeliveryConsumer,
-  DeliveryProducer,
-  openQueueBackend,
-  type QueueBackend,
-  QueueRouting,
-} from "./index.js";
+import { eventually, held, readTestSettings } from "@hookline/testkit";
+import { DeliveryConsumer, QueueRouting } from "./index.js";
+import { openTestQueues } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const limits = { maxInFlight: 2 };
 const routing = new QueueRouting(0, limits);
 
-let backend: TestBackend;
-let store: StoreConnection;
-let queues: QueueBackend;
-let producer: DeliveryProducer;
+let opened: Awaited<ReturnType<typeof openTestQueues>>;
 before(async () => {
-  backend = await createTestBackend(settings);
-  store = await connectStore(backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : { dataDir: null });
-  queues = await openQueueBackend(
-    backend.redis
-      ? { kind: "redis", redis: backend.redis, prefix: backend.prefix }
-      : { kind: "postgres", pg: store.pgConfig, embedded: true, pollIntervalMs: 50 },
-  );
-  producer = new DeliveryProducer(queues, routing);
+  opened = await openTestQueues(settings, routing);
 });
 after(async () => {
-  await producer.close();
-  await queues.close();
-  await store.close();
-  await backend.dispose();
+  await opened?.dispose();
 });
 
 test("a read of the store begun before a queue closed does not open it again; a later read does", async () => {
   const endpoint = { tenantId: "t", endpointId: "ep-stale" };
   const other = { tenantId: "t", endpointId: "ep-never-open" };
   const queue = routing.queueOf(endpoint);
+  const { queues, producer } = opened;
   const ran = held();
   const consumer = new DeliveryConsumer(
     queues,

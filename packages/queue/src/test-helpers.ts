@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import net from "node:net";
-import { createTestBackend, type TestSettings } from "@hookline/testkit";
-import { openQueueBackend, type RedisBackend } from "./backend.js";
+import { connectStore, type StoreConnection } from "@hookline/store";
+import { createTestBackend, type TestBackend, type TestSettings } from "@hookline/testkit";
+import { openQueueBackend, type QueueBackend, type RedisBackend } from "./backend.js";
+import { DeliveryProducer, type ProducerOptions } from "./producer.js";
+import type { QueueRouting } from "./routing.js";
 
 /** The real Redis behind a TCP relay that can be made to refuse connections or go silent. */
 export async function relayTo(target: { host: string; port: number }) {
@@ -68,6 +71,45 @@ export async function queuesBehindRelay(settings: TestSettings) {
     async dispose() {
       await queues.close();
       await relay.close();
+      await backend.dispose();
+    },
+  };
+}
+
+/**
+ * A test's queues on the run's backend: its own Redis keys, or BullMQ's PostgreSQL backend on an
+ * embedded store (polling every 50 ms), with a producer over them.
+ */
+export async function openTestQueues(
+  settings: TestSettings,
+  routing: QueueRouting,
+  producerOptions: ProducerOptions = {},
+): Promise<{
+  backend: TestBackend;
+  store: StoreConnection;
+  queues: QueueBackend;
+  producer: DeliveryProducer;
+  dispose(): Promise<void>;
+}> {
+  const backend = await createTestBackend(settings);
+  const store = await connectStore(
+    backend.databaseUrl ? { databaseUrl: backend.databaseUrl } : { dataDir: null },
+  );
+  const queues = await openQueueBackend(
+    backend.redis
+      ? { kind: "redis", redis: backend.redis, prefix: backend.prefix }
+      : { kind: "postgres", pg: store.pgConfig, embedded: true, pollIntervalMs: 50 },
+  );
+  const producer = new DeliveryProducer(queues, routing, producerOptions);
+  return {
+    backend,
+    store,
+    queues,
+    producer,
+    async dispose() {
+      await producer.close();
+      await queues.close();
+      await store.close();
       await backend.dispose();
     },
   };
