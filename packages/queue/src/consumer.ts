@@ -6,11 +6,9 @@ import { openWorker, wakeWorker } from "./handles.js";
 import { stillHeld } from "./held-job.js";
 import { rateWindow } from "./limits.js";
 import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queue.js";
+import { ReleaseLog } from "./release-log.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 import { closeWorker, WorkerStillClosingError } from "./worker-close.js";
-
-/** How long a release is remembered against reads that began before it (see readMark). */
-const RELEASE_MEMORY_MS = 60_000;
 
 /** How long a queue waits after one of its jobs found the store away (ConsumerOptions.isOutage). */
 const OUTAGE_WAIT_MS = 5000;
@@ -47,14 +45,7 @@ export class DeliveryConsumer {
   private readonly wakeups: DueWakeups | undefined;
   private closed = false;
   private readonly now: () => number;
-  /** Queues released so far in this process; a read of the store marks how many it began after. */
-  private releases = 0;
-  /**
-   * The release count at which each closed queue was last released, oldest release first: a read
-   * that began before that number may have seen work its Worker then took (see readMark).
-   */
-  private readonly released = new Map<string, { release: number; at: number }>();
-  private lastPrunedAt = 0;
+  private readonly releases = new ReleaseLog();
 
   constructor(
     private readonly backend: QueueBackend,
@@ -86,7 +77,7 @@ export class DeliveryConsumer {
    * opens it, as does the news of a job added to it; so work it really has waits one scan at most.
    */
   readMark(): number {
-    return this.releases;
+    return this.releases.mark();
   }
 
   /**
@@ -117,7 +108,7 @@ export class DeliveryConsumer {
       }
       const known = this.waiting.get(item.queue);
       // Stale news of a queue that closed after the read began: the next read sees what it has.
-      if (!known && readMark !== undefined && this.releasedAfter(item.queue, readMark)) continue;
+      if (!known && readMark !== undefined && this.releases.releasedAfter(item.queue, readMark)) continue;
       if (known) {
         known.limits = item.limits;
       } else if (item.dueAt <= now + OPEN_AHEAD_MS) {
@@ -198,24 +189,6 @@ export class DeliveryConsumer {
       wakeWorker(this.backend, open.worker).catch((error: Error) => this.options.onError?.(error, queue));
   }
 
-  private releasedAfter(queue: string, readMark: number): boolean {
-    const released = this.released.get(queue);
-    return released !== undefined && released.release > readMark;
-  }
-
-  /**
-   * Forgets releases older than any read still running could be (a read that slow only opens a
-   * queue for nothing, as before). Entries are in release order, so this stops at the first kept.
-   */
-  private pruneReleased(now: number): void {
-    if (now - this.lastPrunedAt < RELEASE_MEMORY_MS / 4) return;
-    this.lastPrunedAt = now;
-    for (const [queue, { at }] of this.released) {
-      if (now - at < RELEASE_MEMORY_MS) break;
-      this.released.delete(queue);
-    }
-  }
-
   private addLater(item: QueueDemand): void {
     const known = this.later.get(item.queue);
     if (!known || item.dueAt < known.dueAt) this.later.set(item.queue, item);
@@ -238,7 +211,7 @@ export class DeliveryConsumer {
     }
     this.promoteDue(now);
     this.pump();
-    this.pruneReleased(now);
+    this.releases.prune(now);
   }
 
   private promoteDue(now: number): void {
@@ -367,7 +340,7 @@ export class DeliveryConsumer {
       }
     });
     this.open.set(item.queue, entry);
-    this.released.delete(item.queue);
+    this.releases.reopened(item.queue);
     // Opened ahead of its first job: woken when that job comes due.
     if (item.dueAt > now) this.wakeups?.add(item.queue, item.dueAt);
     this.writeLimits(item.queue, item.limits)
@@ -406,10 +379,7 @@ export class DeliveryConsumer {
     const open = this.open.get(name);
     if (!open) return;
     this.open.delete(name);
-    this.releases += 1;
-    // Deleted first, so the map stays in release order (see pruneReleased).
-    this.released.delete(name);
-    this.released.set(name, { release: this.releases, at: this.now() });
+    this.releases.release(name, this.now());
     const graceMs = this.options.closeGraceMs ?? 5000;
     const closing = closeWorker(this.backend, open.worker, open, graceMs, this.now)
       .then((outcome) => {
