@@ -12,13 +12,13 @@ import type { QueueBackend } from "./backend.js";
  * from the producers' news. A few hundred are left for an operator's look with BullMQ's tools.
  */
 export const QUEUE_EVENTS_KEPT = 100;
+const streams = { events: { maxLen: QUEUE_EVENTS_KEPT } };
 
 /**
  * A producer-side handle on one queue, over the backend's shared connection. Opening one writes
  * the queue's settings into it (BullMQ's meta), among them how many events it keeps.
  */
 export function openQueueHandle<T>(backend: QueueBackend, name: string): Queue<T> {
-  const streams = { events: { maxLen: QUEUE_EVENTS_KEPT } };
   if (backend.kind === "redis")
     return new Queue<T>(name, { connection: backend.connection, prefix: backend.prefix, streams });
   return new Queue(name, { connection: backend.pool, streams }, createPostgresBackend) as unknown as Queue<T>;
