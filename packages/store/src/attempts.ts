@@ -3,7 +3,6 @@ import { OWN_ENDPOINT_ROW } from "./deliveries.js";
 import { ENDPOINTS_IN_KEY_ORDER } from "./lock-order.js";
 import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
-import { preparedAs } from "./prepared.js";
 import type { AttemptTable, AttemptTriggerValue, Database, DeliveryStatusValue } from "./schema.js";
 
 export interface AttemptRecord {
@@ -196,7 +195,7 @@ export async function recordAttempts(
     )
     select ins.delivery_id, ins.attempt_number, ins.id, ins.delivery_status, t.status = 'cancelled' as was_cancelled
       from inserted ins join target t on t.id = ins.delivery_id
-    ${preparedAs("record_attempts")}`.execute(db);
+  `.execute(db);
   const byAttempt = new Map(
     recorded.rows.map((row) => [
       `${row.delivery_id}#${row.attempt_number}`,

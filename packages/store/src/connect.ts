@@ -7,7 +7,6 @@ import { type DataDirLock, lockDataDir } from "./data-dir-lock.js";
 import { boundedConnect, boundedPool, KEEPALIVE, timeoutAwarePool } from "./database-timeouts.js";
 import { type EngineThread, startEngineThread } from "./embedded-engine-thread.js";
 import { migrate } from "./migrations.js";
-import { preparingPool } from "./prepared.js";
 import { type Database, STORE_SCHEMA } from "./schema.js";
 
 /** Where the store lives: a real PostgreSQL URL, or embedded PGlite (on disk, or in memory when dataDir is null). */
@@ -82,7 +81,7 @@ async function open(
   pool.on("connect", (client) => client.on("error", (error) => options.onError?.(error)));
   const root = new Kysely<Database>({
     dialect: embedded
-      ? new PostgresDialect({ pool: preparingPool(pool) })
+      ? new PostgresDialect({ pool })
       : new PostgresDialect({ pool: timeoutAwarePool(pool, kind.timeoutMs) }),
   });
   if (embedded) {

@@ -1,5 +1,4 @@
 import { type Kysely, sql } from "kysely";
-import { preparedAs } from "./prepared.js";
 import type { Database } from "./schema.js";
 
 export interface NewEvent {
@@ -111,8 +110,7 @@ export async function emitEvents(
       from hookline.deliveries d
       join input x on d.tenant_id = x.tenant_id and d.event_id = x.id
      where not exists (select from recorded r where r.tenant_id = x.tenant_id and r.id = x.id)
-     order by seq
-    ${preparedAs("emit_events")}`.execute(db);
+     order by seq`.execute(db);
 
   const fresh = new Set(
     result.rows

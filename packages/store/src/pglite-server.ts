@@ -1,7 +1,6 @@
 import net from "node:net";
 import type { PGlite } from "@electric-sql/pglite";
 import { NotificationScanner, notificationChannel } from "./notification-scanner.js";
-import { StatementNames } from "./statement-names.js";
 
 // Startup-phase request codes (messages without a type byte).
 const SSL_REQUEST = 80877103;
@@ -24,9 +23,6 @@ const CANCEL_REQUEST = 80877102;
  * client's output. Each notification is therefore also passed on to the other clients that
  * listen on its channel, so BullMQ's workers wake when a job is added, as on a real server,
  * instead of on their next poll.
- *
- * Prepared statements: each client names its own, as on a server where each connection is a
- * session, and they are deallocated when it disconnects (see StatementNames).
  */
 export class PGliteServer {
   private readonly server: net.Server;
@@ -37,7 +33,6 @@ export class PGliteServer {
   private readonly clients = new Map<number, net.Socket>();
   /** Channel to the clients listening on it. */
   private readonly listeners = new Map<string, Set<number>>();
-  private readonly statementNames = new StatementNames();
 
   constructor(private readonly pglite: PGlite) {
     this.server = net.createServer((socket) => this.accept(socket));
@@ -94,7 +89,7 @@ export class PGliteServer {
         const length = buffer.readInt32BE(1) + 1;
         if (buffer.length < length) return;
         const type = String.fromCharCode(buffer[0] ?? 0);
-        const message = this.statementNames.rewrite(client, Buffer.from(buffer.subarray(0, length)));
+        const message = Buffer.from(buffer.subarray(0, length));
         buffer = buffer.subarray(length);
         if (type === "X") {
           socket.end();
@@ -208,30 +203,21 @@ export class PGliteServer {
       });
   }
 
-  /**
-   * A client went away: forget its queued work, roll back a transaction it left open, and
-   * deallocate the statements it prepared.
-   */
+  /** A client went away: forget its queued work and roll back a transaction it left open. */
   private async drop(client: number): Promise<void> {
     for (let i = this.waiting.length - 1; i >= 0; i--) {
       if (this.waiting[i]?.client === client) this.waiting.splice(i, 1);
     }
-    // Through the raw protocol like all other work: pglite.exec() would wait for the lock that
-    // runExclusive already holds, and the session would stay stuck for every other client.
-    const ignoreOutput = { onRawData: () => {} };
     if (this.owner === client) {
+      // Through the raw protocol like all other work: pglite.exec() would wait for the lock that
+      // runExclusive already holds, and the session would stay stuck for every other client.
       const rollback = queryMessage("ROLLBACK");
-      this.waiting.unshift({ client, run: () => this.pglite.execProtocolRawStream(rollback, ignoreOutput) });
+      this.waiting.unshift({
+        client,
+        run: () => this.pglite.execProtocolRawStream(rollback, { onRawData: () => {} }),
+      });
+      this.pump();
     }
-    const statements = this.statementNames.release(client);
-    if (statements.length > 0) {
-      // One Query each: a name the client had closed itself fails alone.
-      const deallocate = Buffer.concat(
-        statements.map((name) => queryMessage(`DEALLOCATE ${quoteIdentifier(name)}`)),
-      );
-      this.waiting.push({ client, run: () => this.pglite.execProtocolRawStream(deallocate, ignoreOutput) });
-    }
-    this.pump();
   }
 }
 
