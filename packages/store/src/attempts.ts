@@ -4,6 +4,7 @@ import { ENDPOINTS_IN_KEY_ORDER } from "./lock-order.js";
 import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
 import type { AttemptTable, AttemptTriggerValue, Database, DeliveryStatusValue } from "./schema.js";
+import { storedFunction } from "./stored-function.js";
 
 export interface AttemptRecord {
   id: string;
@@ -69,38 +70,65 @@ export async function recordAttempts(
   now: Date,
 ): Promise<(RecordedAttempt | undefined)[]> {
   if (results.length === 0) return [];
-  const column = <T>(pick: (r: AttemptResult) => T) => sql.val(results.map(pick));
-  // An endpoint's run of failures after this batch (endpoint ep, per_endpoint d below): none after
-  // a success last; else from the batch's first failure after its last success, or still the run
-  // it was already in.
-  const failingSince = sql`case
-    when d.latest_ok then null
-    when d.last_ok is not null then d.first_fail_after_ok
-    else coalesce(ep.failing_since, d.first_fail_after_ok) end`;
-  // Data-modifying WITH clauses run to completion whether or not the final select reads them.
+  const batch = INPUT_COLUMNS.map(([, type, pick]) => sql`${sql.val(results.map(pick))}::${sql.raw(type)}`);
   const recorded = await sql<{
     delivery_id: string;
     attempt_number: number;
     id: string;
     delivery_status: DeliveryStatusValue;
     was_cancelled: boolean;
-  }>`
+  }>`select * from ${RECORD_ATTEMPTS.qualified}(${sql.join(batch)}, ${now}::timestamptz)`.execute(db);
+  const byAttempt = new Map(
+    recorded.rows.map((row) => [
+      `${row.delivery_id}#${row.attempt_number}`,
+      { id: String(row.id), deliveryStatus: row.delivery_status, wasCancelled: row.was_cancelled },
+    ]),
+  );
+  return results.map((r) => byAttempt.get(`${r.deliveryId}#${r.attemptNumber}`));
+}
+
+// The batch as the statement takes it: one array per column, each read from every result.
+const INPUT_COLUMNS: readonly (readonly [string, string, (r: AttemptResult) => unknown])[] = [
+  ["delivery_id", "text[]", (r) => r.deliveryId],
+  ["attempt_number", "int[]", (r) => r.attemptNumber],
+  ["started_at", "timestamptz[]", (r) => r.startedAt],
+  ["duration_ms", "int[]", (r) => r.durationMs],
+  ["response_status", "int[]", (r) => r.responseStatus],
+  ["response_body", "text[]", (r) => clean(r.responseBody)],
+  ["error", "text[]", (r) => clean(r.error)],
+  ["delivery_status", "text[]", (r) => r.deliveryStatus],
+  ["next_attempt_at", "timestamptz[]", (r) => r.nextAttemptAt],
+  ["trigger", "text[]", (r) => r.trigger ?? "scheduled"],
+  ["disable_reason", "text[]", (r) => r.disableEndpointReason ?? null],
+  ["url", "text[]", (r) => r.url],
+];
+
+// An endpoint's run of failures after this batch (endpoint ep, per_endpoint d below): none after
+// a success last; else from the batch's first failure after its last success, or still the run
+// it was already in.
+const FAILING_SINCE = sql`case
+    when d.latest_ok then null
+    when d.last_ok is not null then d.first_fail_after_ok
+    else coalesce(ep.failing_since, d.first_fail_after_ok) end`;
+
+/**
+ * recordAttempts' statement, kept in the database (a large statement, whose parse and analysis
+ * were most of its time on embedded PGlite). Data-modifying WITH clauses run to completion
+ * whether or not the final select reads them.
+ */
+export const RECORD_ATTEMPTS = storedFunction({
+  base: "record_attempts",
+  params: [...INPUT_COLUMNS.map(([name, type]) => [`p_${name}`, type] as const), ["p_now", "timestamptz"]],
+  returns: "delivery_id text, attempt_number int, id bigint, delivery_status text, was_cancelled boolean",
+  body: sql`
     with
     -- Attempt ids are a resume cursor: serialising these statements makes ids become visible in
     -- increasing order, so a reader that saw id N has already seen every smaller id. Every row
     -- inserted below comes through this lock, so it is held before the first id is drawn.
-    attempt_order as materialized (select pg_advisory_xact_lock(${LOCK_KEYS.attemptOrder}) as locked),
+    attempt_order as materialized (select pg_advisory_xact_lock(${sql.lit(LOCK_KEYS.attemptOrder)}) as locked),
     input as (
-      select * from unnest(
-        ${column((r) => r.deliveryId)}::text[], ${column((r) => r.attemptNumber)}::int[],
-        ${column((r) => r.startedAt)}::timestamptz[], ${column((r) => r.durationMs)}::int[],
-        ${column((r) => r.responseStatus)}::int[], ${column((r) => clean(r.responseBody))}::text[],
-        ${column((r) => clean(r.error))}::text[], ${column((r) => r.deliveryStatus)}::text[],
-        ${column((r) => r.nextAttemptAt)}::timestamptz[], ${column((r) => r.trigger ?? "scheduled")}::text[],
-        ${column((r) => r.disableEndpointReason ?? null)}::text[], ${column((r) => r.url)}::text[]
-      ) with ordinality as i(delivery_id, attempt_number, started_at, duration_ms, response_status,
-                             response_body, error, delivery_status, next_attempt_at, trigger,
-                             disable_reason, url, ord)
+      select * from unnest(${sql.join(INPUT_COLUMNS.map(([name]) => sql.ref(`p_${name}`)))})
+        with ordinality as i(${sql.join(INPUT_COLUMNS.map(([name]) => sql.ref(name)))}, ord)
     ),
     -- The batch's deliveries, each once, in id order: the order every statement that locks
     -- several deliveries takes them in (see withDeliveriesLocked). Drawn through the lock above,
@@ -146,7 +174,7 @@ export async function recordAttempts(
       update hookline.deliveries d
       set status = ins.delivery_status, attempt_count = i.attempt_number,
           next_attempt_at = case when ins.delivery_status = 'pending' then i.next_attempt_at end,
-          next_attempt_manual = false, updated_at = ${now}
+          next_attempt_manual = false, updated_at = ${sql.ref("p_now")}
       from inserted ins join input i on i.delivery_id = ins.delivery_id and i.attempt_number = ins.attempt_number
       where d.id = ins.delivery_id
     ),
@@ -176,9 +204,9 @@ export async function recordAttempts(
     -- version, and its index entries, with every batch. A row whose lock was awaited is read
     -- again as it is now, and what it becomes is computed from that.
     endpoints_locked as materialized (
-      select ep.tenant_id, ep.id, ${failingSince} as failing_since, d.disable_reason
+      select ep.tenant_id, ep.id, ${FAILING_SINCE} as failing_since, d.disable_reason
         from hookline.endpoints ep join per_endpoint d on ${OWN_ENDPOINT_ROW}
-       where d.disable_reason is not null or ep.failing_since is distinct from ${failingSince}
+       where d.disable_reason is not null or ep.failing_since is distinct from ${FAILING_SINCE}
        order by ${ENDPOINTS_IN_KEY_ORDER}
        for no key update of ep
     ),
@@ -189,21 +217,14 @@ export async function recordAttempts(
       set failing_since = l.failing_since,
           status = case when l.disable_reason is null then ep.status else 'disabled' end,
           disabled_reason = coalesce(l.disable_reason, ep.disabled_reason),
-          updated_at = case when l.disable_reason is null then ep.updated_at else ${now} end
+          updated_at = case when l.disable_reason is null then ep.updated_at else ${sql.ref("p_now")} end
       from endpoints_locked l
       where ep.tenant_id = l.tenant_id and ep.id = l.id
     )
     select ins.delivery_id, ins.attempt_number, ins.id, ins.delivery_status, t.status = 'cancelled' as was_cancelled
       from inserted ins join target t on t.id = ins.delivery_id
-  `.execute(db);
-  const byAttempt = new Map(
-    recorded.rows.map((row) => [
-      `${row.delivery_id}#${row.attempt_number}`,
-      { id: String(row.id), deliveryStatus: row.delivery_status, wasCancelled: row.was_cancelled },
-    ]),
-  );
-  return results.map((r) => byAttempt.get(`${r.deliveryId}#${r.attemptNumber}`));
-}
+  `,
+});
 
 /** Which attempts to list or stream; an unset or empty field matches any value. */
 export interface AttemptFilter {

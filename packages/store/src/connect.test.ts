@@ -6,7 +6,14 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { createTestBackend, readTestSettings } from "@hookline/testkit";
 import pg from "pg";
-import { connectStore, createEndpoint, getEndpoint, MigrationLockTimeoutError } from "./index.js";
+import {
+  connectStore,
+  createEndpoint,
+  emitEvent,
+  getEndpoint,
+  MigrationLockTimeoutError,
+  recordAttempts,
+} from "./index.js";
 
 const settings = readTestSettings(process.env);
 
@@ -49,6 +56,29 @@ test("two processes migrating one PostgreSQL database at once both succeed", {
       new Date(),
     );
     assert.equal((await getEndpoint(third.db, "t", "x")).id, "x");
+    // Each start also made sure of the statements the store keeps as functions.
+    const { deliveries } = await emitEvent(
+      first.db,
+      { tenantId: "t", id: "ev", eventType: "order.paid", dataJson: "{}" },
+      new Date(),
+    );
+    const [recorded] = await recordAttempts(
+      third.db,
+      deliveries.map((d) => ({
+        deliveryId: d.id,
+        attemptNumber: 1,
+        url: "https://x.test",
+        startedAt: new Date(),
+        durationMs: 1,
+        responseStatus: 200,
+        responseBody: "",
+        error: "",
+        deliveryStatus: "delivered" as const,
+        nextAttemptAt: null,
+      })),
+      new Date(),
+    );
+    assert.equal(recorded?.deliveryStatus, "delivered");
     await Promise.all(stores.map((s) => s.close()));
   } finally {
     await backend.dispose();

@@ -1,6 +1,8 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
+import { RECORD_ATTEMPTS } from "./attempts.js";
 import { isLockTimeout, isUniqueViolation, MigrationLockTimeoutError } from "./errors.js";
 import { STORE_SCHEMA } from "./schema.js";
+import { ensureStoredFunctions } from "./stored-function.js";
 
 /**
  * How long a migration waits for a table lock. A schema change waiting behind a long transaction
@@ -206,7 +208,11 @@ const provider: MigrationProvider = {
     ),
 };
 
-/** Brings the store schema up to date; safe when several processes start at once (kysely locks). */
+/**
+ * Brings the store schema up to date, then creates the statements kept as functions that it lacks
+ * (named by their definition's hash, so they need no migration of their own); safe when several
+ * processes start at once (kysely locks, and a lock of ours).
+ */
 export async function migrate(db: Kysely<unknown>): Promise<void> {
   await sql`create schema if not exists ${sql.id(STORE_SCHEMA)}`.execute(db).catch(async (error: unknown) => {
     // Two processes creating the schema at once: the loser sees a unique violation; the schema exists.
@@ -214,7 +220,7 @@ export async function migrate(db: Kysely<unknown>): Promise<void> {
   });
   const migrator = new Migrator({ db, provider, migrationTableSchema: STORE_SCHEMA });
   const { error, results } = await migrator.migrateToLatest();
-  if (error === undefined) return;
+  if (error === undefined) return ensureStoredFunctions(db, [RECORD_ATTEMPTS]);
   const failed = results?.find((result) => result.status === "Error")?.migrationName;
   if (failed !== undefined && isLockTimeout(error)) {
     throw new MigrationLockTimeoutError(failed, MIGRATION_LOCK_TIMEOUT_MS);

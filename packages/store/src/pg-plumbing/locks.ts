@@ -8,6 +8,8 @@ export const LOCK_KEYS = {
   maintenance: 0x686b_0003,
   /** With the tenant id's hash as second key: serialises endpoint creation per tenant (the quota). */
   endpointQuota: 0x686b_0004,
+  /** Serialises creating the store's functions (see ensureStoredFunctions). */
+  storedFunctions: 0x686b_0005,
 } as const;
 
 /**

@@ -1,0 +1,100 @@
+import { createHash } from "node:crypto";
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type RawBuilder,
+  sql,
+} from "kysely";
+import { LOCK_KEYS } from "./pg-plumbing/locks.js";
+import { STORE_SCHEMA } from "./schema.js";
+
+/**
+ * One statement kept in the database as a plpgsql function. PostgreSQL keeps a function's
+ * statements parsed for the session, so a call skips the parse and analysis that sending the
+ * text costs every time (most of the work of a large statement on embedded PGlite). Each call is
+ * still planned with its own values: a plan kept from when a table was small (PostgreSQL's
+ * generic plan) would read the grown table whole until the next analyse, and the setting that
+ * prevents it applies to the function alone, not to the session's other statements (BullMQ's
+ * functions run 3 times slower under it).
+ *
+ * The name carries a hash of the definition, so the database can never hold a different body
+ * under the name the code calls; processes of two versions running side by side (a rolling
+ * deploy) each call their own.
+ */
+export interface StoredFunction {
+  /** Its name in the store's schema. */
+  readonly name: string;
+  /** The schema-qualified name, to call it by. */
+  readonly qualified: RawBuilder<unknown>;
+  /** The CREATE FUNCTION statement. */
+  readonly definition: string;
+}
+
+export interface StoredFunctionSpec {
+  /** The function's name before its hash. */
+  base: string;
+  /** Parameters in call order: name (referenced as such in the body) and type. */
+  params: readonly (readonly [string, string])[];
+  /** The result columns, as in RETURNS TABLE (...). */
+  returns: string;
+  /** The statement: its values are the parameters (sql.ref) and literals (sql.lit), never bound. */
+  body: RawBuilder<unknown>;
+}
+
+// Compiles SQL text without a database, for definitions built at load.
+const compiler = new Kysely<unknown>({
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+});
+
+export function storedFunction(spec: StoredFunctionSpec): StoredFunction {
+  const compiled = spec.body.compile(compiler);
+  if (compiled.parameters.length > 0) {
+    throw new Error(`${spec.base}: a stored function's body binds no values (use sql.ref or sql.lit)`);
+  }
+  const params = spec.params.map(([name, type]) => `${name} ${type}`).join(", ");
+  // use_column: the result columns' names are also the tables' column names the body reads.
+  const rest = `(${params})
+  returns table (${spec.returns})
+  language plpgsql
+  set plan_cache_mode = force_custom_plan
+  as $body$
+#variable_conflict use_column
+begin
+  return query ${compiled.sql};
+end
+$body$`;
+  const hash = createHash("sha256").update(rest).digest("hex").slice(0, 16);
+  const name = `${spec.base}_${hash}`;
+  const qualified = `${STORE_SCHEMA}.${name}`;
+  return { name, qualified: sql.raw(qualified), definition: `create function ${qualified}${rest}` };
+}
+
+/**
+ * Creates the functions the database lacks. Under a transaction lock, so that processes starting
+ * at once do not race on the catalog; a function already there is left untouched (no catalog
+ * write, no plan invalidated in the sessions using it).
+ */
+export async function ensureStoredFunctions(
+  db: Kysely<unknown>,
+  functions: readonly StoredFunction[],
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(${LOCK_KEYS.storedFunctions})`.execute(tx);
+    for (const fn of functions) {
+      const { rows } = await sql<{ found: boolean }>`
+        select exists (
+          select 1 from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+           where n.nspname = ${STORE_SCHEMA} and p.proname = ${fn.name}
+        ) as found`.execute(tx);
+      if (!rows[0]?.found) await sql.raw(fn.definition).execute(tx);
+    }
+  });
+}
