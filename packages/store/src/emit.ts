@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "./schema.js";
+import { storedFunction } from "./stored-function.js";
 
 export interface NewEvent {
   tenantId: string;
@@ -65,52 +66,11 @@ export async function emitEvents(
     event_id: string;
     id: string;
     endpoint_id: string;
-  }>`
-    with input as (
-      select * from unnest(${unique.map((e) => e.tenantId)}::text[], ${unique.map((e) => e.id)}::text[],
-                           ${unique.map((e) => e.eventType)}::text[], ${unique.map((e) => e.dataJson)}::text[])
-             with ordinality as x(tenant_id, id, event_type, data_json, n)
-    ),
-    recorded as (
-      insert into hookline.events (tenant_id, id, event_type, data_json, created_at)
-      -- In key order, not the callers': two batches naming the same new events in opposite
-      -- orders would each insert one and wait for the other's commit to decide the next (a
-      -- deadlock). So events.seq follows the key within a batch, not the callers' order: nothing
-      -- reads it (a listing of events that paged by it would need this order changed); the
-      -- deliveries keep the callers' order.
-      select tenant_id, id, event_type, data_json, ${now}::timestamptz from input order by tenant_id, id
-      on conflict (tenant_id, id) do nothing
-      returning tenant_id, id
-    ),
-    planned as (
-      select x.tenant_id, x.id as event_id, ep.id as endpoint_id, x.n, ep.seq as endpoint_seq,
-             'dl_' || rtrim(translate(encode(sha256(convert_to(
-               octet_length(x.tenant_id) || ':' || x.tenant_id || octet_length(x.id) || ':' || x.id ||
-               octet_length(ep.id) || ':' || ep.id, 'UTF8')), 'base64'), '+/', '-_'), '=') as id
-        from input x
-        join recorded r on r.tenant_id = x.tenant_id and r.id = x.id
-        join hookline.endpoints ep on ep.tenant_id = x.tenant_id and ep.status = 'enabled'
-                                  and (cardinality(ep.event_types) = 0 or x.event_type = any(ep.event_types))
-    ),
-    fanned as (
-      insert into hookline.deliveries (id, tenant_id, event_id, endpoint_id, endpoint_seq, status,
-                                       attempt_count, next_attempt_at, created_at, updated_at)
-      select id, tenant_id, event_id, endpoint_id, endpoint_seq, 'pending', 0, ${now}::timestamptz,
-             ${now}::timestamptz, ${now}::timestamptz
-        from planned
-       order by n, endpoint_seq
-      returning id, tenant_id, event_id, endpoint_id, seq
-    )
-    select 'new' as kind, tenant_id, id as event_id, '' as id, '' as endpoint_id, 0::bigint as seq
-      from recorded
-    union all
-    select 'fanned', tenant_id, event_id, id, endpoint_id, seq from fanned
-    union all
-    select 'old', d.tenant_id, d.event_id, d.id, d.endpoint_id, d.seq
-      from hookline.deliveries d
-      join input x on d.tenant_id = x.tenant_id and d.event_id = x.id
-     where not exists (select from recorded r where r.tenant_id = x.tenant_id and r.id = x.id)
-     order by seq`.execute(db);
+  }>`select * from ${EMIT_EVENTS.qualified}(
+      ${unique.map((e) => e.tenantId)}::text[], ${unique.map((e) => e.id)}::text[],
+      ${unique.map((e) => e.eventType)}::text[], ${unique.map((e) => e.dataJson)}::text[], ${now}::timestamptz)`.execute(
+    db,
+  );
 
   const fresh = new Set(
     result.rows
@@ -169,3 +129,61 @@ async function rereadRacedDuplicates(
       endpointId: row.endpoint_id,
     });
 }
+
+/** emitEvents' statement, kept in the database (see storedFunction). */
+export const EMIT_EVENTS = storedFunction({
+  base: "emit_events",
+  params: [
+    ["p_tenant_id", "text[]"],
+    ["p_id", "text[]"],
+    ["p_event_type", "text[]"],
+    ["p_data_json", "text[]"],
+    ["p_now", "timestamptz"],
+  ],
+  returns: "kind text, tenant_id text, event_id text, id text, endpoint_id text, seq bigint",
+  body: sql`
+    with input as (
+      select * from unnest(p_tenant_id, p_id, p_event_type, p_data_json)
+             with ordinality as x(tenant_id, id, event_type, data_json, n)
+    ),
+    recorded as (
+      insert into hookline.events (tenant_id, id, event_type, data_json, created_at)
+      -- In key order, not the callers': two batches naming the same new events in opposite
+      -- orders would each insert one and wait for the other's commit to decide the next (a
+      -- deadlock). So events.seq follows the key within a batch, not the callers' order: nothing
+      -- reads it (a listing of events that paged by it would need this order changed); the
+      -- deliveries keep the callers' order.
+      select tenant_id, id, event_type, data_json, p_now from input order by tenant_id, id
+      on conflict (tenant_id, id) do nothing
+      returning tenant_id, id
+    ),
+    planned as (
+      select x.tenant_id, x.id as event_id, ep.id as endpoint_id, x.n, ep.seq as endpoint_seq,
+             'dl_' || rtrim(translate(encode(sha256(convert_to(
+               octet_length(x.tenant_id) || ':' || x.tenant_id || octet_length(x.id) || ':' || x.id ||
+               octet_length(ep.id) || ':' || ep.id, 'UTF8')), 'base64'), '+/', '-_'), '=') as id
+        from input x
+        join recorded r on r.tenant_id = x.tenant_id and r.id = x.id
+        join hookline.endpoints ep on ep.tenant_id = x.tenant_id and ep.status = 'enabled'
+                                  and (cardinality(ep.event_types) = 0 or x.event_type = any(ep.event_types))
+    ),
+    fanned as (
+      insert into hookline.deliveries (id, tenant_id, event_id, endpoint_id, endpoint_seq, status,
+                                       attempt_count, next_attempt_at, created_at, updated_at)
+      select id, tenant_id, event_id, endpoint_id, endpoint_seq, 'pending', 0, p_now,
+             p_now, p_now
+        from planned
+       order by n, endpoint_seq
+      returning id, tenant_id, event_id, endpoint_id, seq
+    )
+    select 'new' as kind, tenant_id, id as event_id, '' as id, '' as endpoint_id, 0::bigint as seq
+      from recorded
+    union all
+    select 'fanned', tenant_id, event_id, id, endpoint_id, seq from fanned
+    union all
+    select 'old', d.tenant_id, d.event_id, d.id, d.endpoint_id, d.seq
+      from hookline.deliveries d
+      join input x on d.tenant_id = x.tenant_id and d.event_id = x.id
+     where not exists (select from recorded r where r.tenant_id = x.tenant_id and r.id = x.id)
+     order by seq`,
+});

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 import { RECORD_ATTEMPTS } from "./attempts.js";
+import { EMIT_EVENTS } from "./emit.js";
 import { isLockTimeout, isUniqueViolation, MigrationLockTimeoutError } from "./errors.js";
 import { STORE_SCHEMA } from "./schema.js";
 import { ensureStoredFunctions } from "./stored-function.js";
@@ -220,7 +221,7 @@ export async function migrate(db: Kysely<unknown>): Promise<void> {
   });
   const migrator = new Migrator({ db, provider, migrationTableSchema: STORE_SCHEMA });
   const { error, results } = await migrator.migrateToLatest();
-  if (error === undefined) return ensureStoredFunctions(db, [RECORD_ATTEMPTS]);
+  if (error === undefined) return ensureStoredFunctions(db, [EMIT_EVENTS, RECORD_ATTEMPTS]);
   const failed = results?.find((result) => result.status === "Error")?.migrationName;
   if (failed !== undefined && isLockTimeout(error)) {
     throw new MigrationLockTimeoutError(failed, MIGRATION_LOCK_TIMEOUT_MS);
