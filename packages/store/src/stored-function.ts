@@ -59,6 +59,8 @@ export function storedFunction(spec: StoredFunctionSpec): StoredFunction {
   if (compiled.parameters.length > 0) {
     throw new Error(`${spec.base}: a stored function's body binds no values (use sql.ref or sql.lit)`);
   }
+  if (compiled.sql.includes("$body$"))
+    throw new Error(`${spec.base}: the body must not contain $body$, its quote`);
   const params = spec.params.map(([name, type]) => `${name} ${type}`).join(", ");
   // use_column: the result columns' names are also the tables' column names the body reads.
   const rest = `(${params})
@@ -80,21 +82,26 @@ $body$`;
 /**
  * Creates the functions the database lacks. Under a transaction lock, so that processes starting
  * at once do not race on the catalog; a function already there is left untouched (no catalog
- * write, no plan invalidated in the sessions using it).
+ * write, no plan invalidated in the sessions using it). Read committed whatever the database's
+ * default: the check must see a function another process created while this one waited for the
+ * lock, which a snapshot taken at the lock's statement would not.
  */
 export async function ensureStoredFunctions(
   db: Kysely<unknown>,
   functions: readonly StoredFunction[],
 ): Promise<void> {
-  await db.transaction().execute(async (tx) => {
-    await sql`select pg_advisory_xact_lock(${LOCK_KEYS.storedFunctions})`.execute(tx);
-    for (const fn of functions) {
-      const { rows } = await sql<{ found: boolean }>`
+  await db
+    .transaction()
+    .setIsolationLevel("read committed")
+    .execute(async (tx) => {
+      await sql`select pg_advisory_xact_lock(${LOCK_KEYS.storedFunctions})`.execute(tx);
+      for (const fn of functions) {
+        const { rows } = await sql<{ found: boolean }>`
         select exists (
           select 1 from pg_proc p join pg_namespace n on n.oid = p.pronamespace
            where n.nspname = ${STORE_SCHEMA} and p.proname = ${fn.name}
         ) as found`.execute(tx);
-      if (!rows[0]?.found) await sql.raw(fn.definition).execute(tx);
-    }
-  });
+        if (!rows[0]?.found) await sql.raw(fn.definition).execute(tx);
+      }
+    });
 }
