@@ -68,9 +68,8 @@ export async function emitEvents(
     endpoint_id: string;
   }>`select * from ${EMIT_EVENTS.qualified}(
       ${unique.map((e) => e.tenantId)}::text[], ${unique.map((e) => e.id)}::text[],
-      ${unique.map((e) => e.eventType)}::text[], ${unique.map((e) => e.dataJson)}::text[], ${now}::timestamptz)`.execute(
-    db,
-  );
+      ${unique.map((e) => e.eventType)}::text[], ${unique.map((e) => e.dataJson)}::text[], ${now}::timestamptz)
+     order by seq`.execute(db);
 
   const fresh = new Set(
     result.rows
