@@ -14,6 +14,7 @@ import {
   MigrationLockTimeoutError,
   recordAttempts,
 } from "./index.js";
+import { deliveredAttempt } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 
@@ -64,18 +65,7 @@ test("two processes migrating one PostgreSQL database at once both succeed", {
     );
     const [recorded] = await recordAttempts(
       third.db,
-      deliveries.map((d) => ({
-        deliveryId: d.id,
-        attemptNumber: 1,
-        url: "https://x.test",
-        startedAt: new Date(),
-        durationMs: 1,
-        responseStatus: 200,
-        responseBody: "",
-        error: "",
-        deliveryStatus: "delivered" as const,
-        nextAttemptAt: null,
-      })),
+      deliveries.map((d) => deliveredAttempt(d.id)),
       new Date(),
     );
     assert.equal(recorded?.deliveryStatus, "delivered");

@@ -2,26 +2,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readTestSettings } from "@hookline/testkit";
 import { type Kysely, sql } from "kysely";
-import { type AttemptResult, createEndpoint, emitEvents, recordAttempts } from "./index.js";
+import { createEndpoint, emitEvents, recordAttempts } from "./index.js";
 import type { Database } from "./schema.js";
-import { storeForThisFile } from "./test-helpers.js";
+import { deliveredAttempt, storeForThisFile } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const store = storeForThisFile(settings);
 const now = new Date();
-
-const delivered = (deliveryId: string): AttemptResult => ({
-  deliveryId,
-  attemptNumber: 1,
-  url: "https://x.test",
-  startedAt: now,
-  durationMs: 3,
-  responseStatus: 200,
-  responseBody: "",
-  error: "",
-  deliveryStatus: "delivered",
-  nextAttemptAt: null,
-});
 
 /** New events for tenant t, in statements of 500: their deliveries' ids. */
 async function emitMany(db: Kysely<Database>, from: number, count: number): Promise<string[]> {
@@ -59,12 +46,12 @@ test("recording an attempt reads its delivery by key after the table grew, thoug
     const early = await emitMany(session, 0, 20);
     await sql`analyze hookline.deliveries`.execute(session);
     // More runs than PostgreSQL needs to settle on one plan for the session's later calls.
-    for (const id of early.slice(0, 10)) await recordAttempts(session, [delivered(id)], now);
+    for (const id of early.slice(0, 10)) await recordAttempts(session, [deliveredAttempt(id, now)], now);
     const [late] = await emitMany(session, 20, 5_000);
     assert.ok(late);
 
     const before = await deliveryTableReads(session);
-    const [recorded] = await recordAttempts(session, [delivered(late)], now);
+    const [recorded] = await recordAttempts(session, [deliveredAttempt(late, now)], now);
     assert.equal(recorded?.deliveryStatus, "delivered");
     assert.equal(await deliveryTableReads(session), before, "no read of the whole deliveries table");
   });

@@ -1,6 +1,7 @@
 import { after, before } from "node:test";
 import { createTestBackend, eventually, type TestBackend, type TestSettings } from "@hookline/testkit";
 import { type Kysely, sql } from "kysely";
+import type { AttemptResult } from "./attempts.js";
 import { connectStore, type StoreConnection } from "./connect.js";
 import type { Database } from "./schema.js";
 
@@ -55,5 +56,21 @@ export async function someoneWaitsForALock(db: Kysely<Database>, count = 1): Pro
 export function racing(settings: TestSettings): { skip: string | false } {
   return {
     skip: settings.kind === "embedded" && "one embedded session runs one transaction at a time: no race",
+  };
+}
+
+/** The first attempt at a delivery, answered 200: it is delivered. */
+export function deliveredAttempt(deliveryId: string, startedAt = new Date()): AttemptResult {
+  return {
+    deliveryId,
+    attemptNumber: 1,
+    url: "https://x.test",
+    startedAt,
+    durationMs: 3,
+    responseStatus: 200,
+    responseBody: "",
+    error: "",
+    deliveryStatus: "delivered",
+    nextAttemptAt: null,
   };
 }
