@@ -183,6 +183,5 @@ export const EMIT_EVENTS = storedFunction({
     select 'old', d.tenant_id, d.event_id, d.id, d.endpoint_id, d.seq
       from hookline.deliveries d
       join input x on d.tenant_id = x.tenant_id and d.event_id = x.id
-     where not exists (select from recorded r where r.tenant_id = x.tenant_id and r.id = x.id)
-     order by seq`,
+     where not exists (select from recorded r where r.tenant_id = x.tenant_id and r.id = x.id)`,
 });
