@@ -15,6 +15,24 @@ test("calls made while a batch is in flight share the next batch, in order", asy
   assert.deepEqual(batches, [[1, 2, 3], [4, 5, 6], [7]]);
 });
 
+test("calls that arrive in separate callbacks of one turn of the event loop share one batch", async () => {
+  const batches: number[][] = [];
+  const batcher = new Batcher<number, number>(async (items) => {
+    batches.push(items);
+    return items;
+  });
+  // Timers due at once run in one phase of the loop, each its own callback with its promise jobs
+  // after it, as the requests read from one socket are handled one by one.
+  const results = await Promise.all(
+    [1, 2, 3, 4].map(
+      (n) =>
+        new Promise<number>((resolve, reject) => setTimeout(() => batcher.add(n).then(resolve, reject), 0)),
+    ),
+  );
+  assert.deepEqual(results, [1, 2, 3, 4]);
+  assert.deepEqual(batches, [[1, 2, 3, 4]]);
+});
+
 test("a failed batch rejects each of its calls and the next batch still runs", async () => {
   let calls = 0;
   const batcher = new Batcher<number, number>(async (items) => {

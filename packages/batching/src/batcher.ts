@@ -27,7 +27,11 @@ export class Batcher<I, O> {
   add(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (this.inFlight < this.maxInFlight) queueMicrotask(() => this.flush());
+      // At the end of this turn of the event loop, not at the first call's next microtask: calls
+      // handled in one turn (requests read from one socket, jobs that started together) share a
+      // batch. From a microtask the first of them went alone, and the rest waited for it: timed
+      // in the api, Emit's statements ran 1 and 63 calls by turns under 64 calls in flight.
+      if (this.inFlight < this.maxInFlight) setImmediate(() => this.flush());
     });
   }
 
