@@ -16,6 +16,8 @@ export class Batcher<I, O> {
   /** Batches holding one of the maxInFlight places: running, and not yet slow. */
   private inFlight = 0;
   private running = 0;
+  /** A start is set for the end of this turn: later calls of the turn join it, not set another. */
+  private startScheduled = false;
 
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
@@ -31,13 +33,20 @@ export class Batcher<I, O> {
       // handled in one turn (requests read from one socket, jobs that started together) share a
       // batch. From a microtask the first of them went alone, and the rest waited for it: timed
       // in the api, Emit's statements ran 1 and 63 calls by turns under 64 calls in flight.
-      if (this.inFlight < this.maxInFlight) setImmediate(() => this.flush());
+      if (this.inFlight < this.maxInFlight && !this.startScheduled) {
+        this.startScheduled = true;
+        setImmediate(() => {
+          this.startScheduled = false;
+          while (this.startBatch()) {}
+        });
+      }
     });
   }
 
-  private flush(): void {
-    if (this.inFlight >= this.maxInFlight || this.pending.length === 0) return;
-    if (this.slow && this.running >= this.slow.maxRunning) return;
+  /** Starts the next batch if a place is free; false when none was started. */
+  private startBatch(): boolean {
+    if (this.inFlight >= this.maxInFlight || this.pending.length === 0) return false;
+    if (this.slow && this.running >= this.slow.maxRunning) return false;
     const batch = this.pending.splice(0, this.maxBatch);
     this.inFlight += 1;
     this.running += 1;
@@ -51,7 +60,7 @@ export class Batcher<I, O> {
       this.slow &&
       setTimeout(() => {
         giveUpPlace();
-        this.flush();
+        this.startBatch();
       }, this.slow.afterMs);
     this.run(batch.map((entry) => entry.item))
       .then(
@@ -66,7 +75,8 @@ export class Batcher<I, O> {
         clearTimeout(slowTimer);
         giveUpPlace();
         this.running -= 1;
-        this.flush();
+        this.startBatch();
       });
+    return true;
   }
 }
