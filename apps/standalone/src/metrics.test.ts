@@ -78,6 +78,27 @@ test("/metrics counts deliveries by outcome, attempts by status class, durations
   await eventually(scrape, (t) => value(t, "hookline_watch_streams_open") === 0);
 });
 
+test("/metrics shows how long the embedded database's thread has been busy, and only when it runs one", async () => {
+  const series = "hookline_embedded_engine_busy_seconds_total";
+  const startedAt = performance.now();
+  const before = value(await scrape(), series);
+  if (settings.kind !== "embedded") {
+    assert.equal(before, undefined, "no embedded database on servers");
+    return;
+  }
+  assert.ok(before !== undefined && before > 0, "migrating the store kept it busy");
+  const ok = await shared.receiver();
+  await shared.svc.endpoints.createEndpoint({ tenantId: "busy", id: "ok", url: ok.url, eventTypes: ["a"] });
+  for (const n of [1, 2, 3]) {
+    await shared.svc.emit.emit({ tenantId: "busy", eventId: `e${n}`, eventType: "a", dataJson: "{}" });
+    await finalDeliveries(shared.svc, "busy", `e${n}`);
+  }
+  const after = value(await scrape(), series);
+  assert.ok(after !== undefined && after > before, "the deliveries' statements add to it");
+  // One thread: never busier than the time that passed.
+  assert.ok(after - before <= (performance.now() - startedAt) / 1000);
+});
+
 test("/metrics counts deliveries cancelled with their endpoint as cancelled", async () => {
   const receiver = await shared.receiver();
   // One start a day: the first delivery goes out, the other three wait in the queue.

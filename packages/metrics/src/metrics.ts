@@ -105,6 +105,26 @@ export class HooklineMetrics {
     );
   }
 
+  /**
+   * Reports how long the embedded database's thread has been busy: its rate is the share of a
+   * core the database takes, and near 1 statements wait their turn (the process has outgrown the
+   * embedded store; see the README's Performance section).
+   */
+  trackEmbeddedEngine(busySeconds: () => number): void {
+    let reported = 0;
+    new Counter({
+      name: "hookline_embedded_engine_busy_seconds_total",
+      help: "Time the embedded database's thread (PGlite) spent running statements; its rate near 1 means statements queue.",
+      registers: [this.registry],
+      collect() {
+        // prom-client's counters only add: each scrape adds the busy time since the last.
+        const now = busySeconds();
+        if (now > reported) this.inc(now - reported);
+        reported = Math.max(reported, now);
+      },
+    });
+  }
+
   /** A gauge without labels whose value is read from this process when scraped. */
   private readAtScrape(name: string, help: string, read: () => number): void {
     new Gauge({

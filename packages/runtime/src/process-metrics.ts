@@ -6,7 +6,8 @@ import type { Logger } from "./logger.js";
 
 /**
  * This process's metrics: the backlog per queue read from the store every
- * HOOKLINE_METRICS_BACKLOG_EVERY, and open streams if it serves any.
+ * HOOKLINE_METRICS_BACKLOG_EVERY, open streams if it serves any, and the embedded database's busy
+ * time when it runs one.
  */
 export function createProcessMetrics(
   config: HooklineConfig,
@@ -28,7 +29,7 @@ export function createProcessMetrics(
     }
     return [...byQueue.values()];
   };
-  return new HooklineMetrics({
+  const metrics = new HooklineMetrics({
     backlog: {
       read,
       everyMs: config.metricsBacklogEveryMs,
@@ -36,6 +37,9 @@ export function createProcessMetrics(
     },
     ...(openStreams && { openStreams }),
   });
+  const { engineBusySeconds } = infra.store;
+  if (engineBusySeconds) metrics.trackEmbeddedEngine(engineBusySeconds);
+  return metrics;
 }
 
 /** Serves /metrics when HOOKLINE_METRICS_ADDR is set; returns how to stop it. */

@@ -21,6 +21,8 @@ export interface StoreConnection {
   /** pg settings that reach this same database; for embedded PGlite, its local socket. */
   readonly pgConfig: pg.ClientConfig;
   readonly embedded: boolean;
+  /** Embedded only: seconds the database's own thread has been busy (see EngineThread.busySeconds). */
+  readonly engineBusySeconds: (() => number) | undefined;
   close(): Promise<void>;
 }
 
@@ -43,11 +45,11 @@ export async function connectStore(
   if ("databaseUrl" in location) {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const pgConfig = { connectionString: location.databaseUrl, ...KEEPALIVE };
-    return open(pgConfig, { timeoutMs }, options, async () => {});
+    return open(pgConfig, { timeoutMs }, options, { stop: async () => {} });
   }
   const embedded = await startEmbedded(location.dataDir, (error) => options.onError?.(error));
   try {
-    return await open(embedded.pgConfig, "embedded", options, embedded.stop);
+    return await open(embedded.pgConfig, "embedded", options, embedded);
   } catch (error) {
     await embedded.stop();
     throw error;
@@ -65,7 +67,7 @@ async function open(
   pgConfig: pg.ClientConfig,
   kind: "embedded" | { timeoutMs: number },
   options: ConnectOptions,
-  stopServer: () => Promise<void>,
+  server: { stop(): Promise<void>; busySeconds?: () => number },
 ): Promise<StoreConnection> {
   const embedded = kind === "embedded";
   // Migrations may rightly run for minutes (an index over a large table): never on the timed pool.
@@ -97,8 +99,9 @@ async function open(
     db: root.withSchema(STORE_SCHEMA),
     pgConfig,
     embedded,
+    engineBusySeconds: server.busySeconds,
     close() {
-      closed ??= root.destroy().then(stopServer);
+      closed ??= root.destroy().then(() => server.stop());
       return closed;
     },
   };
@@ -164,6 +167,7 @@ async function startEmbedded(dataDir: string | null, onLost: (error: Error) => v
   };
   return {
     pgConfig,
+    busySeconds: () => engine.busySeconds(),
     async stop() {
       try {
         await engine.stop();

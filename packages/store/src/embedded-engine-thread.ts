@@ -4,6 +4,12 @@ import type { EngineMessage, EngineModules, EngineStart } from "./embedded-engin
 
 /** The embedded engine running on its own thread; stop() closes PGlite and ends the thread. */
 export interface EngineThread {
+  /**
+   * Seconds the thread has been busy since it started. It runs each statement to the end inside
+   * one turn of its event loop (PGlite's WebAssembly is synchronous), so the loop's active time is
+   * the time the database spent working: near one second a second, statements queue.
+   */
+  busySeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -82,6 +88,7 @@ export async function startEngineThread(
     if (!stopping) onLost(new Error(`the embedded engine thread exited with code ${code}`));
   });
   return {
+    busySeconds: () => worker.performance.eventLoopUtilization().active / 1000,
     async stop() {
       if (stopping) return stopped;
       stopping = true;
