@@ -1,6 +1,7 @@
 import type { TestSettings } from "@hookline/testkit";
 import { watchCpu } from "./cpu.js";
 import { emitEvents } from "./emit-load.js";
+import { readEngineBusySeconds } from "./engine-busy.js";
 import { startHooklineSession } from "./hookline-session.js";
 import type { BackendKind, BenchOptions } from "./options.js";
 import type { ReceiverHandle } from "./receiver.js";
@@ -21,7 +22,7 @@ export interface BackendResult {
   emitLatenciesMs: number[];
   /** CPU seconds each process (group) used during the measured window. */
   cpu: Map<string, number>;
-  /** Servers backend: PostgreSQL and Redis work per delivery, as text. */
+  /** Servers: PostgreSQL and Redis work per delivery; embedded: its database thread's; as text. */
   serverWork: string | undefined;
 }
 
@@ -37,9 +38,11 @@ export async function runBackend(
   options: BenchOptions,
   receiver: ReceiverHandle,
 ): Promise<BackendResult> {
-  const session = await startHooklineSession(settings, kind, options, receiver, (app) =>
-    profileEnv(options.profileDir, kind, app),
-  );
+  const session = await startHooklineSession(settings, kind, options, receiver, (app) => ({
+    ...profileEnv(options.profileDir, kind, app),
+    // Embedded: its database thread's busy time is read from /metrics.
+    ...(app === "standalone" && { HOOKLINE_METRICS_ADDR: "127.0.0.1:0" }),
+  }));
   let failed = true;
   try {
     const { emit, attemptLog, processes, cpuTargets: targets, tenantId: TENANT } = session;
@@ -67,6 +70,8 @@ export async function runBackend(
     const servers =
       kind === "servers" && session.databaseUrl ? serverCounters(session.databaseUrl) : undefined;
     const serversBefore = await servers?.sample();
+    const metricsPort = kind === "embedded" ? processes[0]?.metricsPort : undefined;
+    const engineBefore = metricsPort === undefined ? undefined : await readEngineBusySeconds(metricsPort);
     toggleProfiles();
     const cpuWindow = watchCpu(targets);
     const reached = receiver.waitFor(expected);
@@ -84,6 +89,7 @@ export async function runBackend(
     const settledAt = await waitUntilNonePending(attemptLog, TENANT);
     const cpu = cpuWindow.stop();
     toggleProfiles();
+    const engineAfter = metricsPort === undefined ? undefined : await readEngineBusySeconds(metricsPort);
     const redisAfter = await servers?.redis();
 
     log("confirming through ListDeliveries and GetEvent");
@@ -98,6 +104,7 @@ export async function runBackend(
     );
     // PostgreSQL backends flush their statistics when they exit: stop the processes first.
     await session.stopProcesses();
+    const seconds = (settledAt - load.startedAt) / 1000;
     const serverWork =
       servers && serversBefore && redisAfter
         ? perDeliveryText(
@@ -105,12 +112,14 @@ export async function runBackend(
             difference(serversBefore.redis, redisAfter),
             expected,
           )
-        : undefined;
+        : engineBefore !== undefined && engineAfter !== undefined
+          ? engineText(engineAfter - engineBefore, seconds, expected)
+          : undefined;
     failed = false;
     return {
       backend: kind,
       deliveries: expected,
-      seconds: (settledAt - load.startedAt) / 1000,
+      seconds,
       secondsToLastRequest: (last.lastAt - load.startedAt) / 1000,
       emitSeconds: (load.finishedAt - load.startedAt) / 1000,
       emitLatenciesMs: load.latenciesMs,
@@ -120,4 +129,11 @@ export async function runBackend(
   } finally {
     await session.close(failed);
   }
+}
+
+/** The embedded database thread's share of the window, and its busy time per delivery. */
+function engineText(busySeconds: number, seconds: number, deliveries: number): string {
+  const share = Math.round((100 * busySeconds) / seconds);
+  const perDelivery = ((1000 * busySeconds) / deliveries).toFixed(2);
+  return `  embedded database (PGlite's thread): busy ${share}% of one core, ${perDelivery} ms per delivery`;
 }

@@ -1,5 +1,6 @@
 import type { TestSettings } from "@hookline/testkit";
 import { emitEvents } from "./emit-load.js";
+import { engineShareOver } from "./engine-busy.js";
 import { startHooklineSession } from "./hookline-session.js";
 import { retryLateness, timelineProblem } from "./lateness.js";
 import type { BackendKind, BenchOptions } from "./options.js";
@@ -22,6 +23,9 @@ export interface RetryResult {
   burst: number[];
   pacedDeliveries: number;
   burstDeliveries: number;
+  /** Embedded: the share of one core its database's thread took while each part ran. */
+  pacedEngineShare: number | undefined;
+  burstEngineShare: number | undefined;
 }
 
 /**
@@ -34,23 +38,30 @@ export async function runRetryLateness(
   options: BenchOptions,
   receiver: ReceiverHandle,
 ): Promise<RetryResult> {
-  const session = await startHooklineSession(settings, kind, options, receiver, () => RETRY_ENV);
+  // The standalone process serves /metrics: its database thread's busy time is read from there.
+  const session = await startHooklineSession(settings, kind, options, receiver, (app) => ({
+    ...RETRY_ENV,
+    ...(app === "standalone" && { HOOKLINE_METRICS_ADDR: "127.0.0.1:0" }),
+  }));
   let failed = true;
   try {
     const { emit, tenantId, attemptLog } = session;
     const requestsPer = RETRY_SCHEDULE_MS.length + 1;
+    const metricsPort = session.processes[0]?.metricsPort;
     const measure = async (load: string, deliveries: number, send: () => Promise<unknown>) => {
       await receiver.reset();
       const reached = receiver.waitFor(deliveries * requestsPer);
       reached.catch(() => {});
-      await send();
-      await reached;
+      const engineShare = await engineShareOver(metricsPort, async () => {
+        await send();
+        await reached;
+      });
       // Every delivery over before the timelines are read, so a late extra request shows too.
       await waitUntilNonePending(attemptLog, tenantId);
       const timelines = await receiver.timeline();
       const problem = timelineProblem(timelines, deliveries, requestsPer);
       if (problem) throw new Error(`retry lateness, ${kind}, ${load} load: ${problem}`);
-      return retryLateness(timelines, RETRY_SCHEDULE_MS);
+      return { lateness: retryLateness(timelines, RETRY_SCHEDULE_MS), engineShare };
     };
 
     // Warm-up with plain 200s: connections open, each endpoint's queue consumed once.
@@ -78,10 +89,12 @@ export async function runRetryLateness(
     failed = false;
     return {
       backend: kind,
-      paced,
-      burst,
+      paced: paced.lateness,
+      burst: burst.lateness,
       pacedDeliveries: pacedEvents * options.endpoints,
       burstDeliveries: burstEvents * options.endpoints,
+      pacedEngineShare: paced.engineShare,
+      burstEngineShare: burst.engineShare,
     };
   } finally {
     await receiver.failFirst(0);

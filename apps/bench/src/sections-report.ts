@@ -112,10 +112,10 @@ export function retryTable(results: RetryResult[], scheduleMs: number[]): string
   const rows = results.flatMap((result) =>
     (
       [
-        ["paced", result.paced, result.pacedDeliveries],
-        ["burst", result.burst, result.burstDeliveries],
+        ["paced", result.paced, result.pacedDeliveries, result.pacedEngineShare],
+        ["burst", result.burst, result.burstDeliveries, result.burstEngineShare],
       ] as const
-    ).map(([part, lateness, deliveries]) => [
+    ).map(([part, lateness, deliveries, engineShare]) => [
       result.backend,
       part,
       fixed(deliveries),
@@ -123,11 +123,13 @@ export function retryTable(results: RetryResult[], scheduleMs: number[]): string
       fixed(quantile(lateness, 0.5), 1),
       fixed(quantile(lateness, 0.99), 1),
       fixed(lateness.at(-1) ?? Number.NaN, 1),
+      engineShare === undefined ? "-" : `${Math.round(engineShare * 100)}%`,
     ]),
   );
   return [
     `Retry lateness (schedule ${scheduleMs.map((ms) => `${ms}ms`).join(",")}, no jitter): retry's arrival − (previous answer + wait)`,
-    table(["backend", "load", "deliveries", "retries", "p50 ms", "p99 ms", "max ms"], rows),
+    table(["backend", "load", "deliveries", "retries", "p50 ms", "p99 ms", "max ms", "db thread busy"], rows),
+    "db thread busy: embedded only, the share of one core PGlite's thread took from the first Emit to the last request (hookline_embedded_engine_busy_seconds_total)",
   ].join("\n");
 }
 
