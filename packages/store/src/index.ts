@@ -69,3 +69,4 @@ export { disableFailingEndpoints, purgeOlderThan, vacuumAnalyze } from "./mainte
 export { InvalidPageTokenError } from "./page-token.js";
 export { ping } from "./ping.js";
 export type { DeliveryStatusValue } from "./schema.js";
+export { StoredFunctionPrivilegeError } from "./stored-function.js";

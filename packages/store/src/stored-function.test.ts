@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 import { readTestSettings } from "@hookline/testkit";
 import { type Kysely, sql } from "kysely";
-import { createEndpoint, emitEvents, recordAttempts } from "./index.js";
+import { createEndpoint, emitEvents, recordAttempts, StoredFunctionPrivilegeError } from "./index.js";
 import type { Database } from "./schema.js";
+import { ensureStoredFunctions, storedFunction } from "./stored-function.js";
 import { deliveredAttempt, storeForThisFile } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
@@ -75,5 +77,35 @@ test("emitting and recording an attempt read deliveries by key after the table g
     assert.equal(recorded?.deliveryStatus, "delivered");
     const recordRead = (await deliveryRowsRead(session)) - before;
     assert.ok(recordRead <= BY_KEY, `recording read ${recordRead} deliveries, not just its own`);
+  });
+});
+
+test("a role that may not create a new version's functions is told what to grant, and nothing is created", async () => {
+  const role = `hookline_no_create_${randomUUID().slice(0, 8)}`;
+  const probe = storedFunction({
+    base: "privilege_probe",
+    params: [["p_x", "int"]],
+    returns: "x int",
+    body: sql`select ${sql.ref("p_x")}`,
+  });
+  await store.db.connection().execute(async (session) => {
+    await sql`create role ${sql.id(role)}`.execute(session);
+    try {
+      await sql`grant usage on schema hookline to ${sql.id(role)}`.execute(session);
+      await sql`set role ${sql.id(role)}`.execute(session);
+      await assert.rejects(ensureStoredFunctions(session as Kysely<unknown>, [probe]), (error: unknown) => {
+        assert.ok(error instanceof StoredFunctionPrivilegeError);
+        assert.match(error.message, new RegExp(`GRANT CREATE ON SCHEMA hookline TO "${role}"`));
+        assert.match(error.message, new RegExp(probe.name));
+        return true;
+      });
+    } finally {
+      await sql`reset role`.execute(session);
+      await sql`drop owned by ${sql.id(role)}`.execute(session);
+      await sql`drop role ${sql.id(role)}`.execute(session);
+    }
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_proc where proname = ${probe.name}`.execute(session);
+    assert.equal(rows[0]?.n, 0);
   });
 });

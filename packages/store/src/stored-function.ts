@@ -105,7 +105,40 @@ export async function ensureStoredFunctions(
           select 1 from pg_proc p join pg_namespace n on n.oid = p.pronamespace
            where n.nspname = ${STORE_SCHEMA} and p.proname = ${fn.name}
         ) as found`.execute(tx);
-        if (!rows[0]?.found) await sql.raw(fn.definition).execute(tx);
+        if (rows[0]?.found) continue;
+        // Asked before the CREATE: a refused one aborts the transaction.
+        const { rows: who } = await sql<{ role: string }>`select current_user as role`.execute(tx);
+        try {
+          await sql.raw(fn.definition).execute(tx);
+        } catch (error) {
+          if ((error as { code?: string }).code === INSUFFICIENT_PRIVILEGE)
+            throw new StoredFunctionPrivilegeError(fn.name, who[0]?.role ?? "the store's role", {
+              cause: error,
+            });
+          throw error;
+        }
       }
     });
+}
+
+const INSUFFICIENT_PRIVILEGE = "42501";
+
+/**
+ * The store's role may not create a stored function this version needs (a new version's
+ * functions have new names, see StoredFunction): the process stops, saying what to grant.
+ */
+export class StoredFunctionPrivilegeError extends Error {
+  constructor(
+    readonly functionName: string,
+    readonly role: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `the store's database role "${role}" may not create the function ${STORE_SCHEMA}.${functionName}, ` +
+        `which this version of Hookline calls: grant it with GRANT CREATE ON SCHEMA ${STORE_SCHEMA} TO "${role}", ` +
+        "or start this version once with the schema owner's role",
+      options,
+    );
+    this.name = "StoredFunctionPrivilegeError";
+  }
 }
