@@ -215,10 +215,17 @@ const provider: MigrationProvider = {
  * processes start at once (kysely locks, and a lock of ours).
  */
 export async function migrate(db: Kysely<unknown>): Promise<void> {
-  await sql`create schema if not exists ${sql.id(STORE_SCHEMA)}`.execute(db).catch(async (error: unknown) => {
-    // Two processes creating the schema at once: the loser sees a unique violation; the schema exists.
-    if (!isUniqueViolation(error)) throw error;
-  });
+  // Asked first: CREATE SCHEMA, even IF NOT EXISTS, needs the right to create in the database,
+  // which a role that only uses the schema lacks.
+  const { rows } = await sql<{ found: boolean }>`
+    select exists (select 1 from pg_namespace where nspname = ${STORE_SCHEMA}) as found`.execute(db);
+  if (!rows[0]?.found)
+    await sql`create schema if not exists ${sql.id(STORE_SCHEMA)}`
+      .execute(db)
+      .catch(async (error: unknown) => {
+        // Two processes creating the schema at once: the loser sees a unique violation; the schema exists.
+        if (!isUniqueViolation(error)) throw error;
+      });
   const migrator = new Migrator({ db, provider, migrationTableSchema: STORE_SCHEMA });
   const { error, results } = await migrator.migrateToLatest();
   if (error === undefined) return ensureStoredFunctions(db, [EMIT_EVENTS, RECORD_ATTEMPTS]);

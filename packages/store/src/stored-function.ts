@@ -19,9 +19,10 @@ import { STORE_SCHEMA } from "./schema.js";
  * one event emitted in 0.7 rather than 1.4), on real PostgreSQL about half of a call's time. A
  * plan kept from when a table was small would read the grown table whole, a sequential scan being
  * the cheapest way then, until the next analyse: sequential scans are therefore made the last
- * resort for the function's statement, which reads every table through the indexes of its keys
- * whatever the statistics said when it was planned (stored-function.test.ts). Both settings apply
- * to the function alone, not to the session's other statements.
+ * resort for the function's statement, so that the plan reads the rows it needs through the
+ * indexes of their keys whatever the statistics said when it was made (stored-function.test.ts
+ * counts the deliveries read after the table grew). Both settings apply to the function alone,
+ * not to the session's other statements.
  *
  * The name carries a hash of the definition, so the database can never hold a different body
  * under the name the code calls; processes of two versions running side by side (a rolling
@@ -112,9 +113,7 @@ export async function ensureStoredFunctions(
           await sql.raw(fn.definition).execute(tx);
         } catch (error) {
           if ((error as { code?: string }).code === INSUFFICIENT_PRIVILEGE)
-            throw new StoredFunctionPrivilegeError(fn.name, who[0]?.role ?? "the store's role", {
-              cause: error,
-            });
+            throw new StoredFunctionPrivilegeError(fn.name, who[0]?.role, error as Error);
           throw error;
         }
       }
@@ -130,14 +129,16 @@ const INSUFFICIENT_PRIVILEGE = "42501";
 export class StoredFunctionPrivilegeError extends Error {
   constructor(
     readonly functionName: string,
-    readonly role: string,
-    options?: { cause?: unknown },
+    /** The role the store connects as (current_user), when it could be read. */
+    readonly role: string | undefined,
+    cause: Error,
   ) {
+    const grantee = role === undefined ? "<the store's role>" : `"${role.replaceAll('"', '""')}"`;
     super(
-      `the store's database role "${role}" may not create the function ${STORE_SCHEMA}.${functionName}, ` +
-        `which this version of Hookline calls: grant it with GRANT CREATE ON SCHEMA ${STORE_SCHEMA} TO "${role}", ` +
-        "or start this version once with the schema owner's role",
-      options,
+      `the store's database role may not create the function ${STORE_SCHEMA}.${functionName}, which ` +
+        `this version of Hookline calls (PostgreSQL: ${cause.message}): grant it with GRANT CREATE ON ` +
+        `SCHEMA ${STORE_SCHEMA} TO ${grantee}, or start this version once with the schema owner's role`,
+      { cause },
     );
     this.name = "StoredFunctionPrivilegeError";
   }
