@@ -106,15 +106,15 @@ export class HooklineMetrics {
   }
 
   /**
-   * Reports how long the embedded database's thread has been busy: its rate is the share of a
-   * core the database takes, and near 1 statements wait their turn (the process has outgrown the
-   * embedded store; see the README's Performance section).
+   * Reports how long the embedded database's thread has been busy (wall clock, so on a machine
+   * short of cores it includes time the thread waited for one): near one second a second,
+   * statements wait their turn (the process has outgrown the embedded store, or its machine).
    */
   trackEmbeddedEngine(busySeconds: () => number): void {
     let reported = 0;
     new Counter({
       name: "hookline_embedded_engine_busy_seconds_total",
-      help: "Time the embedded database's thread (PGlite) spent running statements; its rate near 1 means statements queue.",
+      help: "Time the embedded database's thread (PGlite) was busy (wall clock: running statements and serving its socket); a rate near 1 means statements queue.",
       registers: [this.registry],
       collect() {
         // prom-client's counters only add: each scrape adds the busy time since the last.

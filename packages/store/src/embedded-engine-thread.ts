@@ -5,9 +5,10 @@ import type { EngineMessage, EngineModules, EngineStart } from "./embedded-engin
 /** The embedded engine running on its own thread; stop() closes PGlite and ends the thread. */
 export interface EngineThread {
   /**
-   * Seconds the thread has been busy since it started. It runs each statement to the end inside
-   * one turn of its event loop (PGlite's WebAssembly is synchronous), so the loop's active time is
-   * the time the database spent working: near one second a second, statements queue.
+   * Seconds the thread has been busy since it started (wall clock). It runs each statement to the
+   * end inside one turn of its event loop (PGlite's WebAssembly is synchronous), so the loop's
+   * active time is the time spent on statements and on serving the socket: near one second a
+   * second, statements queue.
    */
   busySeconds(): number;
   stop(): Promise<void>;
