@@ -1,6 +1,5 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import { OWN_ENDPOINT_ROW } from "./deliveries.js";
-import { ENDPOINTS_IN_KEY_ORDER } from "./lock-order.js";
 import { decodePageToken, pageOf, pageScope } from "./page-token.js";
 import { LOCK_KEYS } from "./pg-plumbing/locks.js";
 import type { AttemptTable, AttemptTriggerValue, Database, DeliveryStatusValue } from "./schema.js";
@@ -204,11 +203,19 @@ export const RECORD_ATTEMPTS = storedFunction({
     -- version, and its index entries, with every batch. A row whose lock was awaited is read
     -- again as it is now, and what it becomes is computed from that.
     endpoints_locked as materialized (
-      select ep.tenant_id, ep.id, ${FAILING_SINCE} as failing_since, d.disable_reason
-        from hookline.endpoints ep join per_endpoint d on ${OWN_ENDPOINT_ROW}
-       where d.disable_reason is not null or ep.failing_since is distinct from ${FAILING_SINCE}
-       order by ${ENDPOINTS_IN_KEY_ORDER}
-       for no key update of ep
+      select ep.row_at, ep.failing_since, d.disable_reason
+        -- The endpoints' key order (ENDPOINTS_IN_KEY_ORDER), here read from their deliveries.
+        from (select * from per_endpoint order by tenant_id, endpoint_id) d
+        -- Then one probe of its key per endpoint, in that order, as target's: a join here was
+        -- planned (once: the plan is kept, see storedFunction) as a read of the whole table.
+        cross join lateral (
+          select ep.ctid as row_at, ${FAILING_SINCE} as failing_since
+            from hookline.endpoints ep
+           where ${OWN_ENDPOINT_ROW}
+             and (d.disable_reason is not null or ep.failing_since is distinct from ${FAILING_SINCE})
+           limit 1
+           for no key update of ep
+        ) ep
     ),
     -- From the locked rows alone: joined with per_endpoint again (estimated at one row), the
     -- update rescanned it for every endpoint, a million comparisons for 1,000 endpoints.
@@ -219,7 +226,9 @@ export const RECORD_ATTEMPTS = storedFunction({
           disabled_reason = coalesce(l.disable_reason, ep.disabled_reason),
           updated_at = case when l.disable_reason is null then ep.updated_at else ${sql.ref("p_now")} end
       from endpoints_locked l
-      where ep.tenant_id = l.tenant_id and ep.id = l.id
+      -- The very row version locked above (a lock awaited returns the row as it is now), found by
+      -- its place: by key, the kept plan read the whole table here too.
+      where ep.ctid = l.row_at
     )
     select ins.delivery_id, ins.attempt_number, ins.id, ins.delivery_status, t.status = 'cancelled' as was_cancelled
       from inserted ins join target t on t.id = ins.delivery_id

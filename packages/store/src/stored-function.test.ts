@@ -30,55 +30,106 @@ async function emitMany(db: Kysely<Database>, from: number, count: number): Prom
 }
 
 /**
- * Rows of the deliveries table read so far, as this session's statistics count them: by
- * sequential scans, and through indexes (a whole index read by a hash join counts every row too).
+ * Rows of a store table read so far, as this session's statistics count them: by sequential
+ * scans, and through indexes (a whole index read by a hash join counts every row too).
  */
-async function deliveryRowsRead(db: Kysely<Database>): Promise<number> {
+async function rowsRead(db: Kysely<Database>, table: "deliveries" | "endpoints"): Promise<number> {
   // A session's counts reach the statistics views once flushed; this flushes at the next statement.
   await sql`select pg_stat_force_next_flush()`.execute(db);
   const { rows } = await sql<{ read: string }>`
     select seq_tup_read + coalesce(idx_tup_fetch, 0) as read
-      from pg_stat_user_tables where schemaname = 'hookline' and relname = 'deliveries'`.execute(db);
+      from pg_stat_user_tables where schemaname = 'hookline' and relname = ${table}`.execute(db);
   return Number(rows[0]?.read);
 }
 
-/** At most a few rows read by keys: a read of the whole grown table is thousands. */
+/** Rows of each table read by a call: a few by keys, where a read of a grown table is thousands. */
+async function readBy(db: Kysely<Database>, call: () => Promise<unknown>) {
+  const before = [await rowsRead(db, "deliveries"), await rowsRead(db, "endpoints")];
+  await call();
+  return {
+    deliveries: (await rowsRead(db, "deliveries")) - (before[0] ?? 0),
+    endpoints: (await rowsRead(db, "endpoints")) - (before[1] ?? 0),
+  };
+}
+
 const BY_KEY = 10;
 
-test("emitting and recording an attempt read deliveries by key after the table grew, though it was analysed while small", async () => {
+const endpoint = (tenantId: string, id: string) => ({
+  tenantId,
+  id,
+  url: "https://x.test",
+  description: "",
+  eventTypes: [],
+  secret: "s",
+});
+
+test("emitting and recording an attempt read by key after the tables grew, though they were analysed while small", async () => {
   await store.db.connection().execute(async (session) => {
-    await createEndpoint(
-      session,
-      { tenantId: "t", id: "ep", url: "https://x.test", description: "", eventTypes: [], secret: "s" },
-      now,
-    );
-    // Statistics from when the table was small, and no newer ones: on a server, autovacuum's own
-    // analyse of the grown table would have every session plan afresh, and hide a kept plan.
-    await sql`alter table hookline.deliveries set (autovacuum_enabled = false)`.execute(session);
+    // Statistics from when the tables were small, and no newer ones: on a server, autovacuum's own
+    // analyse of the grown tables would have every session plan afresh, and hide a kept plan.
+    for (const table of ["deliveries", "endpoints"])
+      await sql`alter table ${sql.id("hookline", table)} set (autovacuum_enabled = false)`.execute(session);
+    await createEndpoint(session, endpoint("t", "ep"), now);
     const early = await emitMany(session, 0, 20);
-    await sql`analyze hookline.deliveries`.execute(session);
-    // Calls after the analyse: the plan the session keeps for its later calls is made now.
+    await sql`analyze hookline.deliveries, hookline.endpoints`.execute(session);
+    // Calls after the analyse: the plans the session keeps for its later calls are made now.
     for (const id of early.slice(0, 10)) await recordAttempts(session, [deliveredAttempt(id, now)], now);
-    const [late] = await emitMany(session, 20, 5_000);
-    assert.ok(late);
+    const [late, another] = await emitMany(session, 20, 5_000);
+    assert.ok(late && another);
+    // Other tenants' endpoints, which none of the calls below concern.
+    for (let i = 0; i < 1_000; i++) await createEndpoint(session, endpoint(`other${i % 10}`, `ep${i}`), now);
 
-    // Emitting again an event already emitted reads its deliveries (by tenant and event).
-    const emitReadsBefore = await deliveryRowsRead(session);
-    const [again] = await emitEvents(
-      session,
-      [{ tenantId: "t", id: "e0", eventType: "order.paid", dataJson: "{}" }],
-      now,
+    // A new event fans out to its tenant's endpoints; one emitted before reads its deliveries.
+    const emitted = await readBy(session, async () => {
+      const [again, fresh] = await emitEvents(
+        session,
+        [
+          { tenantId: "t", id: "e0", eventType: "order.paid", dataJson: "{}" },
+          { tenantId: "t", id: "e-new", eventType: "order.paid", dataJson: "{}" },
+        ],
+        now,
+      );
+      assert.equal(again?.duplicate, true);
+      assert.equal(again?.deliveries.length, 1);
+      assert.equal(fresh?.deliveries.length, 1);
+    });
+    assert.ok(
+      emitted.deliveries <= BY_KEY,
+      `Emit read ${emitted.deliveries} deliveries, not just the event's`,
     );
-    assert.equal(again?.duplicate, true);
-    assert.equal(again?.deliveries.length, 1);
-    const emitRead = (await deliveryRowsRead(session)) - emitReadsBefore;
-    assert.ok(emitRead <= BY_KEY, `Emit read ${emitRead} deliveries, not just the event's`);
+    assert.ok(emitted.endpoints <= BY_KEY, `Emit read ${emitted.endpoints} endpoints, not just the tenant's`);
 
-    const before = await deliveryRowsRead(session);
-    const [recorded] = await recordAttempts(session, [deliveredAttempt(late, now)], now);
-    assert.equal(recorded?.deliveryStatus, "delivered");
-    const recordRead = (await deliveryRowsRead(session)) - before;
-    assert.ok(recordRead <= BY_KEY, `recording read ${recordRead} deliveries, not just its own`);
+    const recorded = await readBy(session, async () => {
+      const [attempt] = await recordAttempts(session, [deliveredAttempt(late, now)], now);
+      assert.equal(attempt?.deliveryStatus, "delivered");
+    });
+    assert.ok(
+      recorded.deliveries <= BY_KEY,
+      `recording read ${recorded.deliveries} deliveries, not just its own`,
+    );
+    assert.ok(
+      recorded.endpoints <= BY_KEY,
+      `recording read ${recorded.endpoints} endpoints, not just its own`,
+    );
+
+    // A failure starts the endpoint's run of failures: its row is locked and updated.
+    const failed = await readBy(session, async () => {
+      const [attempt] = await recordAttempts(
+        session,
+        [{ ...deliveredAttempt(another, now), responseStatus: 500, deliveryStatus: "failed" }],
+        now,
+      );
+      assert.equal(attempt?.deliveryStatus, "failed");
+    });
+    assert.ok(
+      failed.endpoints <= BY_KEY,
+      `recording a failure read ${failed.endpoints} endpoints, not just its own`,
+    );
+    const { rows } = await sql<{ failing: boolean }>`
+      select failing_since is not null as failing from hookline.endpoints where tenant_id = 't' and id = 'ep'`.execute(
+      session,
+    );
+    assert.equal(rows[0]?.failing, true);
   });
 });
 
