@@ -9,8 +9,8 @@ export interface AdaptiveConcurrencyDeps {
   readConcurrency(queue: string): Promise<number | undefined>;
   /** The queue's jobs in flight now, across every worker process. */
   readInFlight(queue: string): Promise<number>;
-  /** Writes limits into a queue (the producer's handles). */
-  writeQueueLimits(queue: string, limits: QueueLimits): Promise<void>;
+  /** Writes limits into a queue (the producer's handles); `written`: what the last write there held. */
+  writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits): Promise<void>;
   /** The queue's limit changed: the consumer applies it (locally and in the queue). */
   apply(queue: string, limits: QueueLimits): void;
   /** True while the queue is open in this process; others are forgotten (the queue keeps the limit). */
@@ -95,24 +95,29 @@ export class AdaptiveConcurrency {
    * follow a rise beyond this one's. The read and the write are two steps, not one: a cut another
    * process writes between them is lost, until the endpoint's next overload cuts again.
    */
-  async writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
+  async writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits): Promise<void> {
     if (!limits.adaptive) {
       this.entries.delete(queue);
-      return this.deps.writeQueueLimits(queue, limits);
+      return this.deps.writeQueueLimits(queue, limits, written);
     }
     const entry = this.entry(queue, limits);
-    const write = entry.writes.then(() => this.reconcileAndWrite(queue, entry, limits));
+    const write = entry.writes.then(() => this.reconcileAndWrite(queue, entry, limits, written));
     entry.writes = write.catch(() => {});
     return write;
   }
 
-  private async reconcileAndWrite(queue: string, entry: Entry, limits: QueueLimits): Promise<void> {
+  private async reconcileAndWrite(
+    queue: string,
+    entry: Entry,
+    limits: QueueLimits,
+    written: QueueLimits | undefined,
+  ): Promise<void> {
     const shared = await this.deps.readConcurrency(queue);
     // Forgotten meanwhile (the endpoint set its own limit, or moved): what it learned is not to write.
     if (this.entries.get(queue) !== entry) return;
     const adopted = reconcile(entry, shared);
     entry.known = entry.limiter.limit;
-    await this.deps.writeQueueLimits(queue, { ...limits, maxInFlight: entry.limiter.limit });
+    await this.deps.writeQueueLimits(queue, { ...limits, maxInFlight: entry.limiter.limit }, written);
     // The consumer enforces what it was given: it applies the adopted limit too.
     if (adopted) this.changed(queue, entry);
   }

@@ -51,8 +51,13 @@ export class DeliveryConsumer {
     private readonly backend: QueueBackend,
     private readonly processor: DeliveryProcessor,
     private readonly options: ConsumerOptions,
-    /** Writes a queue's limits into it (the producer, whose queue handles are already open). */
-    private readonly limits: { writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> },
+    /**
+     * Writes a queue's limits into it (the producer, whose queue handles are already open);
+     * `written`: what this process's last write there held, when that write stands.
+     */
+    private readonly limits: {
+      writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits): Promise<void>;
+    },
   ) {
     this.now = options.now ?? Date.now;
     this.wakeups =
@@ -358,19 +363,24 @@ export class DeliveryConsumer {
 
   private applyLimits(name: string, open: OpenQueue, limits: QueueLimits, force = false): void {
     if (!force && sameLimits(open.limits, limits)) return;
+    // The last write stands unless it failed (or the open's first has not landed), or the queue
+    // backend lost it: then every limit is written again. A failure after this write starts marks
+    // the queue too, and tick writes it all again.
+    const written =
+      !force && open.limitsGeneration === this.backend.connectionGeneration() ? open.limits : undefined;
     open.limits = limits;
     open.worker.concurrency = limits.maxInFlight;
     open.limitsGeneration = this.backend.connectionGeneration();
-    this.writeLimits(name, limits).catch((error: Error) => {
+    this.writeLimits(name, limits, written).catch((error: Error) => {
       open.limitsGeneration = -1;
       this.options.onError?.(error, name);
     });
   }
 
   /** Writes a queue's limits into the queue; resolves to the connection generation written in. */
-  private async writeLimits(name: string, limits: QueueLimits): Promise<number> {
+  private async writeLimits(name: string, limits: QueueLimits, written?: QueueLimits): Promise<number> {
     const generation = this.backend.connectionGeneration();
-    await this.limits.writeQueueLimits(name, limits);
+    await this.limits.writeQueueLimits(name, limits, written);
     return generation;
   }
 

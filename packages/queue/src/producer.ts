@@ -216,9 +216,12 @@ export class DeliveryProducer {
     return this.using(queue, (handle) => handle.getActiveCount());
   }
 
-  /** Writes limits into one queue, through the same handles the producer adds jobs with. */
-  writeQueueLimits(queue: string, limits: QueueLimits): Promise<void> {
-    return this.using(queue, (handle) => writeQueueLimits(handle, limits));
+  /**
+   * Writes limits into one queue, through the same handles the producer adds jobs with; `written`:
+   * what this process last wrote there (see writeQueueLimits in limits.ts).
+   */
+  writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits): Promise<void> {
+    return this.using(queue, (handle) => writeQueueLimits(handle, limits, written));
   }
 
   /**
