@@ -1,3 +1,5 @@
+import { readMetricsText } from "./metrics-text.js";
+
 /** A histogram's cumulative counts by upper bound (seconds, +Inf included), as /metrics shows them. */
 export type Buckets = Map<number, number>;
 
@@ -5,9 +7,7 @@ const EMIT = "hookline.v1.EmitService/Emit";
 
 /** The api's own Emit timings so far: `hookline_rpc_handling_seconds` read from its /metrics. */
 export async function readEmitHandling(metricsPort: number): Promise<Buckets> {
-  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-  if (!response.ok) throw new Error(`/metrics answered ${response.status}`);
-  return bucketsOf(await response.text(), "hookline_rpc_handling_seconds", EMIT);
+  return bucketsOf(await readMetricsText(metricsPort), "hookline_rpc_handling_seconds", EMIT);
 }
 
 export function bucketsOf(text: string, histogram: string, method: string): Buckets {

@@ -71,7 +71,7 @@ export async function runBackend(
       kind === "servers" && session.databaseUrl ? serverCounters(session.databaseUrl) : undefined;
     const serversBefore = await servers?.sample();
     const metricsPort = kind === "embedded" ? processes[0]?.metricsPort : undefined;
-    const engineBefore = metricsPort === undefined ? undefined : await readEngineBusySeconds(metricsPort);
+    const engineBefore = await readEngineBusySeconds(metricsPort);
     toggleProfiles();
     const cpuWindow = watchCpu(targets);
     const reached = receiver.waitFor(expected);
@@ -89,7 +89,7 @@ export async function runBackend(
     const settledAt = await waitUntilNonePending(attemptLog, TENANT);
     const cpu = cpuWindow.stop();
     toggleProfiles();
-    const engineAfter = metricsPort === undefined ? undefined : await readEngineBusySeconds(metricsPort);
+    const engineAfter = await readEngineBusySeconds(metricsPort);
     const redisAfter = await servers?.redis();
 
     log("confirming through ListDeliveries and GetEvent");

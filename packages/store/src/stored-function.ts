@@ -21,8 +21,8 @@ import { STORE_SCHEMA } from "./schema.js";
  * the cheapest way then, until the next analyse: sequential scans are therefore made the last
  * resort for the function's statement, so that the plan reads the rows it needs through the
  * indexes of their keys whatever the statistics said when it was made (stored-function.test.ts
- * counts the deliveries read after the table grew). Both settings apply to the function alone,
- * not to the session's other statements.
+ * counts the rows of deliveries and endpoints read after both tables grew). Both settings apply
+ * to the function alone, not to the session's other statements.
  *
  * The name carries a hash of the definition, so the database can never hold a different body
  * under the name the code calls; processes of two versions running side by side (a rolling
