@@ -1,5 +1,5 @@
 import { type AttemptOutcome, loadSignalOf } from "@hookline/delivery";
-import { AdaptiveLimit, type QueueLimits } from "@hookline/queue";
+import { AdaptiveLimit, type LimitsWrite, type QueueLimits } from "@hookline/queue";
 
 export interface AdaptiveConcurrencyDeps {
   /** The ceiling (HOOKLINE_ENDPOINT_MAX_CONCURRENCY); the floor is 1. */
@@ -9,8 +9,8 @@ export interface AdaptiveConcurrencyDeps {
   readConcurrency(queue: string): Promise<number | undefined>;
   /** The queue's jobs in flight now, across every worker process. */
   readInFlight(queue: string): Promise<number>;
-  /** Writes limits into a queue (the producer's handles); `written`: what the last write there held. */
-  writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits): Promise<void>;
+  /** Writes limits into a queue (the producer's handles). */
+  writeQueueLimits(queue: string, limits: QueueLimits, how?: LimitsWrite): Promise<void>;
   /** The queue's limit changed: the consumer applies it (locally and in the queue). */
   apply(queue: string, limits: QueueLimits): void;
   /** True while the queue is open in this process; others are forgotten (the queue keeps the limit). */
@@ -95,13 +95,13 @@ export class AdaptiveConcurrency {
    * follow a rise beyond this one's. The read and the write are two steps, not one: a cut another
    * process writes between them is lost, until the endpoint's next overload cuts again.
    */
-  async writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits): Promise<void> {
+  async writeQueueLimits(queue: string, limits: QueueLimits, how?: LimitsWrite): Promise<void> {
     if (!limits.adaptive) {
       this.entries.delete(queue);
-      return this.deps.writeQueueLimits(queue, limits, written);
+      return this.deps.writeQueueLimits(queue, limits, how);
     }
     const entry = this.entry(queue, limits);
-    const write = entry.writes.then(() => this.reconcileAndWrite(queue, entry, limits, written));
+    const write = entry.writes.then(() => this.reconcileAndWrite(queue, entry, limits, how));
     entry.writes = write.catch(() => {});
     return write;
   }
@@ -110,14 +110,14 @@ export class AdaptiveConcurrency {
     queue: string,
     entry: Entry,
     limits: QueueLimits,
-    written: QueueLimits | undefined,
+    how: LimitsWrite | undefined,
   ): Promise<void> {
     const shared = await this.deps.readConcurrency(queue);
     // Forgotten meanwhile (the endpoint set its own limit, or moved): what it learned is not to write.
     if (this.entries.get(queue) !== entry) return;
     const adopted = reconcile(entry, shared);
     entry.known = entry.limiter.limit;
-    await this.deps.writeQueueLimits(queue, { ...limits, maxInFlight: entry.limiter.limit }, written);
+    await this.deps.writeQueueLimits(queue, { ...limits, maxInFlight: entry.limiter.limit }, how);
     // The consumer enforces what it was given: it applies the adopted limit too.
     if (adopted) this.changed(queue, entry);
   }

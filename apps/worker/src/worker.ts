@@ -126,7 +126,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     now,
     readConcurrency: (queue) => deps.producer.readConcurrency(queue),
     readInFlight: (queue) => deps.producer.readInFlight(queue),
-    writeQueueLimits: (queue, limits, written) => deps.producer.writeQueueLimits(queue, limits, written),
+    writeQueueLimits: (queue, limits, how) => deps.producer.writeQueueLimits(queue, limits, how),
     apply: (queue, limits) => consumer.updateLimits([{ queue, limits }]),
     isOpen: (queue) => consumer.isOpen(queue),
   });

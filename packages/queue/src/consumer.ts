@@ -4,14 +4,23 @@ import type { ConsumerOptions, DeliveryProcessor, QueueDemand } from "./consumer
 import { DueWakeups } from "./due-wakeups.js";
 import { openWorker, wakeWorker } from "./handles.js";
 import { stillHeld } from "./held-job.js";
-import { rateWindow } from "./limits.js";
-import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queue.js";
+import { type LimitsWrite, rateWindow } from "./limits.js";
+import {
+  canYield,
+  LIMITS_FAILED,
+  LIMITS_UNWRITTEN,
+  OPEN_AHEAD_MS,
+  type OpenQueue,
+  sameLimits,
+} from "./open-queue.js";
 import { ReleaseLog } from "./release-log.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 import { closeWorker, WorkerStillClosingError } from "./worker-close.js";
 
 /** How long a queue waits after one of its jobs found the store away (ConsumerOptions.isOutage). */
 const OUTAGE_WAIT_MS = 5000;
+/** At least this often a queue whose limits move has its rate written again (see applyLimits). */
+const RATE_REWRITE_MS = 30_000;
 
 /**
  * The pause sets the queue's limiter key, which a rate-limited queue's current window also holds:
@@ -51,12 +60,9 @@ export class DeliveryConsumer {
     private readonly backend: QueueBackend,
     private readonly processor: DeliveryProcessor,
     private readonly options: ConsumerOptions,
-    /**
-     * Writes a queue's limits into it (the producer, whose queue handles are already open);
-     * `written`: what this process's last write there held, when that write stands.
-     */
+    /** Writes a queue's limits into it (the producer, whose queue handles are already open). */
     private readonly limits: {
-      writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits): Promise<void>;
+      writeQueueLimits(queue: string, limits: QueueLimits, how?: LimitsWrite): Promise<void>;
     },
   ) {
     this.now = options.now ?? Date.now;
@@ -322,7 +328,8 @@ export class DeliveryConsumer {
       worker,
       endpoint: item.endpoint,
       limits: item.limits,
-      limitsGeneration: -1,
+      limitsGeneration: LIMITS_UNWRITTEN,
+      rateWrittenAt: now,
       inFlight: 0,
       openedAt: now,
       lastBusyAt: now,
@@ -350,7 +357,8 @@ export class DeliveryConsumer {
     if (item.dueAt > now) this.wakeups?.add(item.queue, item.dueAt);
     this.writeLimits(item.queue, item.limits)
       .then((generation) => {
-        entry.limitsGeneration = generation;
+        // Unless a later write failed meanwhile, or started since (and stamped its own).
+        if (entry.limitsGeneration === LIMITS_UNWRITTEN) entry.limitsGeneration = generation;
         if (this.open.get(item.queue) === entry)
           worker.run().catch((error: Error) => this.options.onError?.(error, item.queue));
       })
@@ -363,24 +371,33 @@ export class DeliveryConsumer {
 
   private applyLimits(name: string, open: OpenQueue, limits: QueueLimits, force = false): void {
     if (!force && sameLimits(open.limits, limits)) return;
-    // The last write stands unless it failed (or the open's first has not landed), or the queue
-    // backend lost it: then every limit is written again. A failure after this write starts marks
-    // the queue too, and tick writes it all again.
-    const written =
-      !force && open.limitsGeneration === this.backend.connectionGeneration() ? open.limits : undefined;
+    const now = this.now();
+    // A learned limit moves several times a second (a flaky endpoint's: once per five attempts or
+    // so), and a write of the unchanged rate with each move cost a statement on the embedded
+    // PGlite's one session, and put back a rate the api had just replaced until the workers heard
+    // of it. So the rate is left as it is while this process's last write of it stands (it did not
+    // fail, the open's first write has landed, the backend did not lose it) and is recent: written
+    // again once in RATE_REWRITE_MS of such moves, a rate lost without notice (a queue removed and
+    // made again, a write the adaptive limits dropped as superseded) comes back.
+    const rateInPlace =
+      !force &&
+      open.limitsGeneration === this.backend.connectionGeneration() &&
+      open.limits.ratePerSecond === limits.ratePerSecond &&
+      now - open.rateWrittenAt < RATE_REWRITE_MS;
+    if (!rateInPlace) open.rateWrittenAt = now;
     open.limits = limits;
     open.worker.concurrency = limits.maxInFlight;
     open.limitsGeneration = this.backend.connectionGeneration();
-    this.writeLimits(name, limits, written).catch((error: Error) => {
-      open.limitsGeneration = -1;
+    this.writeLimits(name, limits, { rateInPlace }).catch((error: Error) => {
+      open.limitsGeneration = LIMITS_FAILED;
       this.options.onError?.(error, name);
     });
   }
 
   /** Writes a queue's limits into the queue; resolves to the connection generation written in. */
-  private async writeLimits(name: string, limits: QueueLimits, written?: QueueLimits): Promise<number> {
+  private async writeLimits(name: string, limits: QueueLimits, how?: LimitsWrite): Promise<number> {
     const generation = this.backend.connectionGeneration();
-    await this.limits.writeQueueLimits(name, limits, written);
+    await this.limits.writeQueueLimits(name, limits, how);
     return generation;
   }
 

@@ -14,7 +14,7 @@ export {
 export { DeliveryConsumer } from "./consumer.js";
 export type { ConsumerOptions, DeliveryProcessor, QueueDemand } from "./consumer-options.js";
 export { openQueueHandle, openWorker } from "./handles.js";
-export { rateWindow } from "./limits.js";
+export { type LimitsWrite, rateWindow } from "./limits.js";
 export {
   DeliveryProducer,
   type EnqueueItem,

@@ -1,27 +1,35 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { eventually, held, readTestSettings } from "@hookline/testkit";
-import { DeliveryConsumer, openQueueHandle, type QueueLimits, QueueRouting, rateWindow } from "./index.js";
+import {
+  DeliveryConsumer,
+  type LimitsWrite,
+  openQueueHandle,
+  type QueueLimits,
+  QueueRouting,
+  rateWindow,
+} from "./index.js";
 import { openTestQueues } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const endpoint = { tenantId: "t", endpointId: "ep-limits" };
 
-test("a learned limit's write leaves the queue's rate as it is (one the api wrote since stands); a new rate is written", async () => {
+test("a learned limit's write leaves the queue's rate as it is (one the api wrote since stands) for 30 s; a new rate is written", async () => {
   const routing = new QueueRouting(0, { maxInFlight: 4, adaptive: true });
   const { queues, producer, dispose } = await openTestQueues(settings, routing);
   // The consumer writes through the producer, as the worker does; each write is awaited whole.
   let landed = held();
+  let clock = Date.now();
   const writer = {
-    async writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits) {
-      await producer.writeQueueLimits(queue, limits, written);
+    async writeQueueLimits(queue: string, limits: QueueLimits, how?: LimitsWrite) {
+      await producer.writeQueueLimits(queue, limits, how);
       landed.release();
     },
   };
   const consumer = new DeliveryConsumer(
     queues,
     async () => {},
-    { maxOpenQueues: 4, idleCloseMs: 60_000, turnMs: 60_000, stalledAfterMs: 30_000 },
+    { maxOpenQueues: 4, idleCloseMs: 600_000, turnMs: 600_000, stalledAfterMs: 30_000, now: () => clock },
     writer,
   );
   const name = routing.queueOf(endpoint);
@@ -63,6 +71,17 @@ test("a learned limit's write leaves the queue's rate as it is (one the api wrot
     // And of the rate taken away.
     await change({ maxInFlight: 8, adaptive: true });
     assert.deepEqual(await inQueue(), { concurrency: 8, rate: null });
+
+    // A rate lost without notice (here: set behind the worker's back) is put right once 30 s of
+    // the limit's moves have passed since the rate was last written, not before.
+    await change({ maxInFlight: 8, adaptive: true, ratePerSecond: 10 });
+    await queue.setGlobalRateLimit(...rateWindow(40));
+    clock += 29_000;
+    await change({ maxInFlight: 6, adaptive: true, ratePerSecond: 10 });
+    assert.deepEqual(await inQueue(), { concurrency: 6, rate: window(40) });
+    clock += 1_000;
+    await change({ maxInFlight: 7, adaptive: true, ratePerSecond: 10 });
+    assert.deepEqual(await inQueue(), { concurrency: 7, rate: window(10) });
   } finally {
     await consumer.close();
     await queue.close();

@@ -1,22 +1,23 @@
 import type { Queue } from "bullmq";
 import type { QueueLimits } from "./routing.js";
 
+/** How a write of a queue's limits goes. */
+export interface LimitsWrite {
+  /** The queue holds this rate already (see DeliveryConsumer.applyLimits): only the concurrency is written. */
+  rateInPlace?: boolean;
+}
+
 /**
  * Writes a queue's limits into the queue itself (BullMQ's global concurrency and rate limit), so
- * they hold across every worker process. `written`: what this process last wrote into it, when
- * that write stands; a rate equal to it is left alone. A learned limit moves several times a
- * second (a flaky endpoint's: about one write per five attempts), and each write of an unchanged
- * rate cost a statement on PGlite's one session, and could undo a rate the api had just written,
- * until the workers heard of it.
+ * they hold across every worker process.
  */
 export async function writeQueueLimits(
   queue: Queue,
   limits: QueueLimits,
-  written?: QueueLimits,
+  { rateInPlace = false }: LimitsWrite = {},
 ): Promise<void> {
   await queue.setGlobalConcurrency(limits.maxInFlight);
-  if (written === undefined || written.ratePerSecond !== limits.ratePerSecond)
-    await writeRateLimit(queue, limits.ratePerSecond);
+  if (!rateInPlace) await writeRateLimit(queue, limits.ratePerSecond);
 }
 
 /** Writes only the rate limit (undefined: none), leaving the concurrency as it is. */

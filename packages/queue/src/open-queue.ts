@@ -1,6 +1,11 @@
 import type { Worker } from "bullmq";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
+/** OpenQueue.limitsGeneration before the open's first write has landed. */
+export const LIMITS_UNWRITTEN = -1;
+/** OpenQueue.limitsGeneration after a write of the limits failed. */
+export const LIMITS_FAILED = -2;
+
 /** How early a queue opens before its first job is due, so the job starts on time. */
 export const OPEN_AHEAD_MS = 250;
 
@@ -9,8 +14,13 @@ export interface OpenQueue {
   worker: Worker<DeliveryJobData>;
   endpoint: EndpointRef | undefined;
   limits: QueueLimits;
-  /** The backend connection generation the limits were last written in. */
+  /**
+   * The backend connection generation the limits were last written in; LIMITS_UNWRITTEN until the
+   * open's first write lands, LIMITS_FAILED after a write failed (tick writes them all again).
+   */
   limitsGeneration: number;
+  /** When the rate limit was last written into the queue (see DeliveryConsumer.applyLimits). */
+  rateWrittenAt: number;
   inFlight: number;
   openedAt: number;
   lastBusyAt: number;

@@ -2,7 +2,7 @@ import { Batcher } from "@hookline/batching";
 import type { Queue } from "bullmq";
 import type { QueueBackend } from "./backend.js";
 import { openQueueHandle } from "./handles.js";
-import { readConcurrency, writeQueueLimits, writeRateLimit } from "./limits.js";
+import { type LimitsWrite, readConcurrency, writeQueueLimits, writeRateLimit } from "./limits.js";
 import { type MultiQueueAdder, openMultiQueueAdder } from "./multi-queue-add.js";
 import { removeQueue } from "./queue-removal.js";
 import {
@@ -216,12 +216,9 @@ export class DeliveryProducer {
     return this.using(queue, (handle) => handle.getActiveCount());
   }
 
-  /**
-   * Writes limits into one queue, through the same handles the producer adds jobs with; `written`:
-   * what this process last wrote there (see writeQueueLimits in limits.ts).
-   */
-  writeQueueLimits(queue: string, limits: QueueLimits, written?: QueueLimits): Promise<void> {
-    return this.using(queue, (handle) => writeQueueLimits(handle, limits, written));
+  /** Writes limits into one queue, through the same handles the producer adds jobs with. */
+  writeQueueLimits(queue: string, limits: QueueLimits, how?: LimitsWrite): Promise<void> {
+    return this.using(queue, (handle) => writeQueueLimits(handle, limits, how));
   }
 
   /**
