@@ -4,7 +4,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "@hookline/config";
 import { AttemptLogService, DeliveryStatus, EmitService, EndpointService } from "@hookline/contracts";
-import { openQueueHandle } from "@hookline/queue";
+import { openQueueHandle, rateWindow } from "@hookline/queue";
 import { createLogger } from "@hookline/runtime";
 import { createTestBackend, eventually, readTestSettings, startReceiver } from "@hookline/testkit";
 import { startService } from "./service.js";
@@ -134,6 +134,32 @@ test("a new endpoint is served under a deleted one's id whose queue a failed rem
     await shared.svc.emit.emit({ tenantId: ref.tenantId, eventId: "reused", eventType: "x", dataJson: "{}" });
     const [request] = await receiver.waitForRequests(1);
     assert.equal(request?.headers["webhook-id"], "reused");
+  } finally {
+    await queue.close();
+  }
+});
+
+test("a new endpoint under a deleted one's id has its own limits in its queue at once: the removal took the old ones", async () => {
+  const receiver = await shared.receiver();
+  const ref = { tenantId: "limits-again", endpointId: "ep" };
+  const { infra } = shared.svc.service;
+  const queue = openQueueHandle(infra.queueBackend, infra.producer.routing.queueOf(ref));
+  try {
+    const create = (maxInFlight: number, rateLimitPerSecond: number) =>
+      shared.svc.endpoints.createEndpoint({
+        ...ref,
+        id: ref.endpointId,
+        url: receiver.url,
+        maxInFlight,
+        rateLimitPerSecond,
+      });
+    await create(3, 5);
+    await shared.svc.endpoints.deleteEndpoint({ tenantId: ref.tenantId, id: ref.endpointId });
+    await create(2, 20);
+    // Read before any worker opens the queue (nothing was emitted): the api wrote them.
+    assert.equal(await queue.getGlobalConcurrency(), 2);
+    const [max, duration] = rateWindow(20);
+    assert.deepEqual(await queue.getGlobalRateLimit(), { max, duration });
   } finally {
     await queue.close();
   }

@@ -59,14 +59,27 @@ export function endpointService(deps: ApiDeps): ServiceImpl<typeof EndpointServi
         deps.now(),
         deps.maxEndpointsPerTenant,
       );
-      // Only a chosen id can be a deleted endpoint's, whose queue a failed removal left paused.
-      if (req.id !== "")
-        await deps.producer.unpause({ tenantId, endpointId: id }).catch((error: unknown) => {
-          deps.log.warn("could not check that a new endpoint's queue is not paused", {
-            endpointId: id,
-            error: error instanceof Error ? error.message : String(error),
+      // Only a chosen id can be a deleted endpoint's. A removal that failed halfway left its queue
+      // paused; one that went through took the queue's limits with it, and a worker still holding
+      // that queue open writes limits only as they change: the new endpoint's are written now.
+      if (req.id !== "") {
+        const endpoint = { tenantId, endpointId: id };
+        await deps.producer
+          .unpause(endpoint)
+          .then(() =>
+            deps.producer.writeLimits(
+              endpoint,
+              { maxInFlight: record.maxInFlight, ratePerSecond: record.rateLimitPerSecond },
+              { backToDefault: true },
+            ),
+          )
+          .catch((error: unknown) => {
+            deps.log.warn("could not ready a new endpoint's queue (unpaused, its limits written)", {
+              endpointId: id,
+              error: error instanceof Error ? error.message : String(error),
+            });
           });
-        });
+      }
       deps.onEndpointsChanged?.();
       return { endpoint: endpointMessage(record, true) };
     },
