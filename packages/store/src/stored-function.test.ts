@@ -8,7 +8,7 @@ import { EMIT_EVENTS } from "./emit.js";
 import { createEndpoint, emitEvents, recordAttempts, StoredFunctionPrivilegeError } from "./index.js";
 import { migrate } from "./migrations.js";
 import type { Database } from "./schema.js";
-import { deliveredAttempt, storeForThisFile } from "./test-helpers.js";
+import { deliveredAttempt, openTestStore, storeForThisFile } from "./test-helpers.js";
 
 const settings = readTestSettings(process.env);
 const store = storeForThisFile(settings);
@@ -63,18 +63,24 @@ const endpoint = (tenantId: string, id: string) => ({
   secret: "s",
 });
 
-test("emitting and recording an attempt read by key after the tables grew, though they were analysed while small", async () => {
-  await store.db.connection().execute(async (session) => {
+/**
+ * Emits and records after the tables grew from `analysedAt` deliveries (when they were analysed,
+ * and the session made the plans it keeps) to about 5,000, and 1,000 endpoints of other tenants:
+ * each call must read a few rows by key, not the grown tables.
+ */
+async function readsByKeyAfterGrowth(db: Kysely<Database>, analysedAt: number): Promise<void> {
+  await db.connection().execute(async (session) => {
     // Statistics from when the tables were small, and no newer ones: on a server, autovacuum's own
     // analyse of the grown tables would have every session plan afresh, and hide a kept plan.
     for (const table of ["deliveries", "endpoints"])
       await sql`alter table ${sql.id("hookline", table)} set (autovacuum_enabled = false)`.execute(session);
     await createEndpoint(session, endpoint("t", "ep"), now);
-    const early = await emitMany(session, 0, 20);
+    await emitMany(session, 0, analysedAt);
     await sql`analyze hookline.deliveries, hookline.endpoints`.execute(session);
     // Calls after the analyse: the plans the session keeps for its later calls are made now.
-    for (const id of early.slice(0, 10)) await recordAttempts(session, [deliveredAttempt(id, now)], now);
-    const [late, another] = await emitMany(session, 20, 5_000);
+    const planned = await emitMany(session, analysedAt, 10);
+    for (const id of planned) await recordAttempts(session, [deliveredAttempt(id, now)], now);
+    const [late, another] = await emitMany(session, analysedAt + 10, 5_000);
     assert.ok(late && another);
     // Other tenants' endpoints, which none of the calls below concern.
     for (let i = 0; i < 1_000; i++) await createEndpoint(session, endpoint(`other${i % 10}`, `ep${i}`), now);
@@ -131,6 +137,18 @@ test("emitting and recording an attempt read by key after the tables grew, thoug
     );
     assert.equal(rows[0]?.failing, true);
   });
+}
+
+test("emitting and recording an attempt read by key after the tables grew, though they were analysed while small", () =>
+  readsByKeyAfterGrowth(store.db, 20));
+
+test("...and after they grew from empty, as on a new install or after a purge that emptied them", async () => {
+  const fresh = await openTestStore(settings);
+  try {
+    await readsByKeyAfterGrowth(fresh.db, 0);
+  } finally {
+    await fresh.close();
+  }
 });
 
 test("a role that may use the store but not create a new version's functions is stopped with the GRANT it needs", async () => {
