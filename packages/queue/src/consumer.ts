@@ -4,32 +4,15 @@ import type { ConsumerOptions, DeliveryProcessor, QueueDemand } from "./consumer
 import { DueWakeups } from "./due-wakeups.js";
 import { openWorker, wakeWorker } from "./handles.js";
 import { stillHeld } from "./held-job.js";
-import { type LimitsWrite, rateWindow } from "./limits.js";
-import {
-  canYield,
-  LIMITS_FAILED,
-  LIMITS_UNWRITTEN,
-  OPEN_AHEAD_MS,
-  type OpenQueue,
-  sameLimits,
-} from "./open-queue.js";
+import { type LimitsWrite, outageWait } from "./limits.js";
+import { canYield, OPEN_AHEAD_MS, type OpenQueue, sameLimits } from "./open-queue.js";
+import { LIMITS_FAILED, LIMITS_UNWRITTEN, rateInPlace } from "./open-queue-limits.js";
 import { ReleaseLog } from "./release-log.js";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 import { closeWorker, WorkerStillClosingError } from "./worker-close.js";
 
 /** How long a queue waits after one of its jobs found the store away (ConsumerOptions.isOutage). */
 const OUTAGE_WAIT_MS = 5000;
-/** At least this often a queue whose limits move has its rate written again (see applyLimits). */
-const RATE_REWRITE_MS = 30_000;
-
-/**
- * The pause sets the queue's limiter key, which a rate-limited queue's current window also holds:
- * never shorter than one of its windows, so the pause cannot end that window early.
- */
-function outageWait(waitMs: number, limits: QueueLimits): number {
-  if (limits.ratePerSecond === undefined) return waitMs;
-  return Math.max(waitMs, rateWindow(limits.ratePerSecond)[1]);
-}
 
 /**
  * Serves delivery queues on demand: a BullMQ Worker is opened for a queue only while it has work
@@ -372,23 +355,13 @@ export class DeliveryConsumer {
   private applyLimits(name: string, open: OpenQueue, limits: QueueLimits, force = false): void {
     if (!force && sameLimits(open.limits, limits)) return;
     const now = this.now();
-    // A learned limit moves several times a second (a flaky endpoint's: once per five attempts or
-    // so), and a write of the unchanged rate with each move cost a statement on the embedded
-    // PGlite's one session, and put back a rate the api had just replaced until the workers heard
-    // of it. So the rate is left as it is while this process's last write of it stands (it did not
-    // fail, the open's first write has landed, the backend did not lose it) and is recent: written
-    // again once in RATE_REWRITE_MS of such moves, a rate lost without notice (a queue removed and
-    // made again, a write the adaptive limits dropped as superseded) comes back.
-    const rateInPlace =
-      !force &&
-      open.limitsGeneration === this.backend.connectionGeneration() &&
-      open.limits.ratePerSecond === limits.ratePerSecond &&
-      now - open.rateWrittenAt < RATE_REWRITE_MS;
-    if (!rateInPlace) open.rateWrittenAt = now;
+    const generation = this.backend.connectionGeneration();
+    const keepRate = !force && rateInPlace(open, limits, generation, now);
+    if (!keepRate) open.rateWrittenAt = now;
     open.limits = limits;
     open.worker.concurrency = limits.maxInFlight;
-    open.limitsGeneration = this.backend.connectionGeneration();
-    this.writeLimits(name, limits, { rateInPlace }).catch((error: Error) => {
+    open.limitsGeneration = generation;
+    this.writeLimits(name, limits, { rateInPlace: keepRate }).catch((error: Error) => {
       open.limitsGeneration = LIMITS_FAILED;
       this.options.onError?.(error, name);
     });

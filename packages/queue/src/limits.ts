@@ -20,6 +20,16 @@ export async function writeQueueLimits(
   if (!rateInPlace) await writeRateLimit(queue, limits.ratePerSecond);
 }
 
+/**
+ * How long a queue pauses after one of its jobs found the store away. The pause sets the queue's
+ * limiter key, which a rate-limited queue's current window also holds: never shorter than one of
+ * its windows, so the pause cannot end that window early.
+ */
+export function outageWait(waitMs: number, limits: QueueLimits): number {
+  if (limits.ratePerSecond === undefined) return waitMs;
+  return Math.max(waitMs, rateWindow(limits.ratePerSecond)[1]);
+}
+
 /** Writes only the rate limit (undefined: none), leaving the concurrency as it is. */
 export async function writeRateLimit(queue: Queue, ratePerSecond: number | undefined): Promise<void> {
   if (ratePerSecond === undefined) await queue.removeGlobalRateLimit();

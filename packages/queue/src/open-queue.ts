@@ -1,11 +1,6 @@
 import type { Worker } from "bullmq";
 import type { DeliveryJobData, EndpointRef, QueueLimits } from "./routing.js";
 
-/** OpenQueue.limitsGeneration before the open's first write has landed. */
-export const LIMITS_UNWRITTEN = -1;
-/** OpenQueue.limitsGeneration after a write of the limits failed. */
-export const LIMITS_FAILED = -2;
-
 /** How early a queue opens before its first job is due, so the job starts on time. */
 export const OPEN_AHEAD_MS = 250;
 
