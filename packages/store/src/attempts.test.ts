@@ -101,6 +101,34 @@ test("an attempt recorded twice (a job that ran again) yields one row, and numbe
   assert.deepEqual([event.deliveries[0]?.status, event.deliveries[0]?.attemptCount], ["delivered", 2]);
 });
 
+test("a batch moves each delivery to its own next attempt time, whatever else the batch holds for it", async () => {
+  const first = await deliveryTo("batch", "ep1", { id: "e1", type: "x" }, []);
+  const second = await deliveryTo("batch", "ep2", { id: "e2", type: "x" }, []);
+  const at = (ms: number) => new Date(now.getTime() + ms);
+  const recorded = await recordAttempts(
+    store.db,
+    [
+      // Comes first and names the same delivery: refused (attempt 3 cannot follow none).
+      result(first, 3, { nextAttemptAt: at(9000) }),
+      result(first, 1, { nextAttemptAt: at(5000) }),
+      result(second, 1, { nextAttemptAt: at(7000) }),
+    ],
+    now,
+  );
+  assert.deepEqual(
+    recorded.map((r) => r?.deliveryStatus),
+    [undefined, "pending", "pending"],
+  );
+  const after = await Promise.all([first, second].map((id) => getDelivery(store.db, "batch", id)));
+  assert.deepEqual(
+    after.map((d) => [d.status, d.attemptCount, d.nextAttemptAt?.getTime()]),
+    [
+      ["pending", 1, at(5000).getTime()],
+      ["pending", 1, at(7000).getTime()],
+    ],
+  );
+});
+
 test("once reopened by hand, a delivery takes only its manual attempt: a scheduled one still under way is refused", async () => {
   const id = await deliveryTo("hand", "ep", { id: "e", type: "x" });
   // Attempt 1 is under way when the delivery is cancelled (its endpoint was disabled), then
