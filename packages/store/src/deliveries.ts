@@ -66,112 +66,12 @@ export async function listDeliveries(
   return { items: page.items.map(toDelivery), nextPageToken: page.nextPageToken };
 }
 
-/** Everything one attempt needs, read in one query for a batch of deliveries. */
-export interface DeliveryWork {
-  id: string;
-  tenantId: string;
-  eventId: string;
-  endpointId: string;
-  status: DeliveryStatusValue;
-  attemptCount: number;
-  nextAttemptAt: Date | null;
-  /** The due attempt was asked for by hand (RetryDelivery, RecoverEndpoint), whatever its job says. */
-  nextAttemptManual: boolean;
-  eventType: string;
-  dataJson: string;
-  eventCreatedAt: Date;
-  /** Undefined when the endpoint was deleted. */
-  endpoint:
-    | {
-        url: string;
-        secret: string;
-        /** When `secret` started signing (its last rotation, else the endpoint's creation). */
-        secretSince: Date;
-        /** Retired secrets that sign too until they expire (rotation grace); since: when they began. */
-        previousSecrets: { secret: string; since?: Date; expiresAt: Date }[];
-        status: EndpointStatusValue;
-      }
-    | undefined;
-}
-
 /**
  * The endpoint row (ep) a delivery (d) was made for: its id, and its seq, since a new endpoint can
  * take a deleted one's id. Deliveries made before endpoint_seq was kept match by id alone.
  */
 export const OWN_ENDPOINT_ROW = sql<boolean>`ep.tenant_id = d.tenant_id and ep.id = d.endpoint_id
   and (ep.seq = d.endpoint_seq or d.endpoint_seq is null)`;
-
-export async function loadDeliveryWork(
-  db: Kysely<Database>,
-  ids: readonly string[],
-): Promise<DeliveryWork[]> {
-  if (ids.length === 0) return [];
-  const rows = await db
-    .selectFrom(
-      sql<{ id: string }>`unnest(${sql.val([...new Set(ids)])}::text[])`.as<"wanted">(sql`wanted(id)`),
-    )
-    // One primary-key probe per id, which the limit keeps the planner from turning into a join.
-    // Written as "d.id = any(ids)", a batch was planned as a read of the whole table while the
-    // table was small for it (up to some 5,000 rows with fresh statistics, 20,000 with lagging
-    // ones): the planner prices a probe as a read from disk. Cached, 64 ids took 0.9 ms that way
-    // at 12,000 rows and 1.6 ms at 20,000, against 0.14 ms for the probes at any size.
-    .innerJoinLateral(
-      (eb) => eb.selectFrom("deliveries").selectAll().whereRef("id", "=", "wanted.id").limit(1).as("d"),
-      (join) => join.onTrue(),
-    )
-    .innerJoin("events as e", (join) =>
-      join.onRef("e.tenant_id", "=", "d.tenant_id").onRef("e.id", "=", "d.event_id"),
-    )
-    // An endpoint row other than the delivery's own is a new one that took a deleted endpoint's
-    // id: to this delivery, its endpoint is gone.
-    .leftJoin("endpoints as ep", (join) => join.on(OWN_ENDPOINT_ROW))
-    .select([
-      "d.id",
-      "d.tenant_id",
-      "d.event_id",
-      "d.endpoint_id",
-      "d.status",
-      "d.attempt_count",
-      "d.next_attempt_at",
-      "d.next_attempt_manual",
-      "e.event_type",
-      "e.data_json",
-      "e.created_at as event_created_at",
-      "ep.url",
-      "ep.secret",
-      "ep.previous_secrets",
-      sql<Date>`coalesce(ep.secret_since, ep.created_at)`.as("secret_since"),
-      "ep.status as endpoint_status",
-    ])
-    .execute();
-  return rows.map((row) => ({
-    id: row.id,
-    tenantId: row.tenant_id,
-    eventId: row.event_id,
-    endpointId: row.endpoint_id,
-    status: row.status,
-    attemptCount: row.attempt_count,
-    nextAttemptAt: row.next_attempt_at,
-    nextAttemptManual: row.next_attempt_manual,
-    eventType: row.event_type,
-    dataJson: row.data_json,
-    eventCreatedAt: row.event_created_at,
-    endpoint:
-      row.url !== null && row.secret !== null && row.endpoint_status !== null
-        ? {
-            url: row.url,
-            secret: row.secret,
-            secretSince: row.secret_since,
-            previousSecrets: (row.previous_secrets ?? []).map((p) => ({
-              secret: p.secret,
-              ...(p.since && { since: new Date(p.since) }),
-              expiresAt: new Date(p.expires_at),
-            })),
-            status: row.endpoint_status,
-          }
-        : undefined,
-  }));
-}
 
 /** What cancelling a pending delivery writes: no attempt is due, by schedule or by hand. */
 export function cancellation(now: Date) {

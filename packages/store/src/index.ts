@@ -16,14 +16,13 @@ export {
   cancelDeliveries,
   type DeliveryFilter,
   type DeliveryRecord,
-  type DeliveryWork,
   getDelivery,
   listDeliveries,
-  loadDeliveryWork,
   ownEndpointStatus,
   pendingByEndpoint,
   reopenDelivery,
 } from "./deliveries.js";
+export { type DeliveryWork, loadDeliveryWork } from "./delivery-work.js";
 export {
   type EndpointWork,
   findEndpointsWithWork,

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from "kysely";
 import { RECORD_ATTEMPTS } from "./attempts.js";
+import { LOAD_DELIVERY_WORK } from "./delivery-work.js";
 import { EMIT_EVENTS } from "./emit.js";
 import { isLockTimeout, isUniqueViolation, MigrationLockTimeoutError } from "./errors.js";
 import { STORE_SCHEMA } from "./schema.js";
@@ -12,6 +13,9 @@ import { ensureStoredFunctions } from "./stored-function.js";
  * nothing and say why.
  */
 const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
+
+/** The statements this version keeps as functions (see storedFunction), created after the migrations. */
+export const STORED_FUNCTIONS = [EMIT_EVENTS, RECORD_ATTEMPTS, LOAD_DELIVERY_WORK] as const;
 
 // Versioned migrations, in order. Never edit a published one: add the next.
 const migrations: Record<string, Migration> = {
@@ -228,7 +232,7 @@ export async function migrate(db: Kysely<unknown>): Promise<void> {
       });
   const migrator = new Migrator({ db, provider, migrationTableSchema: STORE_SCHEMA });
   const { error, results } = await migrator.migrateToLatest();
-  if (error === undefined) return ensureStoredFunctions(db, [EMIT_EVENTS, RECORD_ATTEMPTS]);
+  if (error === undefined) return ensureStoredFunctions(db, STORED_FUNCTIONS);
   const failed = results?.find((result) => result.status === "Error")?.migrationName;
   if (failed !== undefined && isLockTimeout(error)) {
     throw new MigrationLockTimeoutError(failed, MIGRATION_LOCK_TIMEOUT_MS);

@@ -3,10 +3,15 @@ import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 import { readTestSettings } from "@hookline/testkit";
 import { type Kysely, sql } from "kysely";
-import { RECORD_ATTEMPTS } from "./attempts.js";
 import { EMIT_EVENTS } from "./emit.js";
-import { createEndpoint, emitEvents, recordAttempts, StoredFunctionPrivilegeError } from "./index.js";
-import { migrate } from "./migrations.js";
+import {
+  createEndpoint,
+  emitEvents,
+  loadDeliveryWork,
+  recordAttempts,
+  StoredFunctionPrivilegeError,
+} from "./index.js";
+import { migrate, STORED_FUNCTIONS } from "./migrations.js";
 import type { Database } from "./schema.js";
 import { deliveredAttempt, openTestStore, storeForThisFile } from "./test-helpers.js";
 
@@ -33,7 +38,7 @@ async function emitMany(db: Kysely<Database>, from: number, count: number): Prom
  * Rows of a store table read so far, as this session's statistics count them: by sequential
  * scans, and through indexes (a whole index read by a hash join counts every row too).
  */
-async function rowsRead(db: Kysely<Database>, table: "deliveries" | "endpoints"): Promise<number> {
+async function rowsRead(db: Kysely<Database>, table: Table): Promise<number> {
   // A session's counts reach the statistics views once flushed; this flushes at the next statement.
   await sql`select pg_stat_force_next_flush()`.execute(db);
   const { rows } = await sql<{ read: string }>`
@@ -42,14 +47,18 @@ async function rowsRead(db: Kysely<Database>, table: "deliveries" | "endpoints")
   return Number(rows[0]?.read);
 }
 
+type Table = "deliveries" | "endpoints" | "events";
+const TABLES: readonly Table[] = ["deliveries", "endpoints", "events"];
+
 /** Rows of each table read by a call: a few by keys, where a read of a grown table is thousands. */
-async function readBy(db: Kysely<Database>, call: () => Promise<unknown>) {
-  const before = [await rowsRead(db, "deliveries"), await rowsRead(db, "endpoints")];
+async function readBy(db: Kysely<Database>, call: () => Promise<unknown>): Promise<Record<Table, number>> {
+  const before = await Promise.all(TABLES.map((table) => rowsRead(db, table)));
   await call();
-  return {
-    deliveries: (await rowsRead(db, "deliveries")) - (before[0] ?? 0),
-    endpoints: (await rowsRead(db, "endpoints")) - (before[1] ?? 0),
-  };
+  const after = await Promise.all(TABLES.map((table) => rowsRead(db, table)));
+  return Object.fromEntries(TABLES.map((table, i) => [table, (after[i] ?? 0) - (before[i] ?? 0)])) as Record<
+    Table,
+    number
+  >;
 }
 
 const BY_KEY = 10;
@@ -72,14 +81,17 @@ async function readsByKeyAfterGrowth(db: Kysely<Database>, analysedAt: number): 
   await db.connection().execute(async (session) => {
     // Statistics from when the tables were small, and no newer ones: on a server, autovacuum's own
     // analyse of the grown tables would have every session plan afresh, and hide a kept plan.
-    for (const table of ["deliveries", "endpoints"])
+    for (const table of TABLES)
       await sql`alter table ${sql.id("hookline", table)} set (autovacuum_enabled = false)`.execute(session);
     await createEndpoint(session, endpoint("t", "ep"), now);
     await emitMany(session, 0, analysedAt);
-    await sql`analyze hookline.deliveries, hookline.endpoints`.execute(session);
+    await sql`analyze hookline.deliveries, hookline.endpoints, hookline.events`.execute(session);
     // Calls after the analyse: the plans the session keeps for its later calls are made now.
     const planned = await emitMany(session, analysedAt, 10);
-    for (const id of planned) await recordAttempts(session, [deliveredAttempt(id, now)], now);
+    for (const id of planned) {
+      await loadDeliveryWork(session, [id]);
+      await recordAttempts(session, [deliveredAttempt(id, now)], now);
+    }
     const [late, another] = await emitMany(session, analysedAt + 10, 5_000);
     assert.ok(late && another);
     // Other tenants' endpoints, which none of the calls below concern.
@@ -104,6 +116,14 @@ async function readsByKeyAfterGrowth(db: Kysely<Database>, analysedAt: number): 
       `Emit read ${emitted.deliveries} deliveries, not just the event's`,
     );
     assert.ok(emitted.endpoints <= BY_KEY, `Emit read ${emitted.endpoints} endpoints, not just the tenant's`);
+
+    // A worker reads a job's work: its delivery, event and endpoint.
+    const loaded = await readBy(session, async () => {
+      const [work] = await loadDeliveryWork(session, [late]);
+      assert.equal(work?.endpoint?.url, "https://x.test");
+    });
+    for (const table of TABLES)
+      assert.ok(loaded[table] <= BY_KEY, `loading work read ${loaded[table]} ${table}, not just its own`);
 
     const recorded = await readBy(session, async () => {
       const [attempt] = await recordAttempts(session, [deliveredAttempt(late, now)], now);
@@ -156,8 +176,7 @@ test("a role that may use the store but not create a new version's functions is 
   await store.db.connection().execute(async (session) => {
     const owner = session as Kysely<unknown>;
     // This version's functions, as a start of it finds them after an upgrade: not there yet.
-    for (const fn of [EMIT_EVENTS, RECORD_ATTEMPTS])
-      await sql`drop function ${fn.qualified}`.execute(session);
+    for (const fn of STORED_FUNCTIONS) await sql`drop function ${fn.qualified}`.execute(session);
     await sql`create role ${sql.id(role)}`.execute(session);
     try {
       await sql`grant usage on schema hookline to ${sql.id(role)}`.execute(session);
@@ -173,7 +192,7 @@ test("a role that may use the store but not create a new version's functions is 
         return true;
       });
       const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_proc where proname in (${EMIT_EVENTS.name}, ${RECORD_ATTEMPTS.name})`.execute(
+        select count(*)::int as n from pg_proc where proname in (${sql.join(STORED_FUNCTIONS.map((fn) => fn.name))})`.execute(
         session,
       );
       assert.equal(rows[0]?.n, 0, "nothing half-created");
