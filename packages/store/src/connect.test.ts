@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createTestBackend, readTestSettings } from "@hookline/testkit";
+import { sql } from "kysely";
 import pg from "pg";
 import {
   connectStore,
@@ -32,6 +33,32 @@ test("embedded data survives a restart", {
     await first.close();
     const second = await connectStore({ dataDir: dir });
     assert.equal((await getEndpoint(second.db, "t", "kept")).url, "https://x.test");
+    await second.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("an embedded store started again drops the stored functions an earlier version kept", {
+  skip: settings.kind !== "embedded" && "embedded only: a shared PostgreSQL keeps them",
+}, async () => {
+  const dir = await mkdtemp(join(tmpdir(), "hookline-store-"));
+  // As an upgrade finds it: the version before kept its Emit under another hash.
+  const earlier = "emit_events_0123456789abcdef";
+  const functionsNamed = async (db: Awaited<ReturnType<typeof connectStore>>["db"], name: string) => {
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_proc where proname = ${name}`.execute(db);
+    return rows[0]?.n;
+  };
+  try {
+    const first = await connectStore({ dataDir: dir });
+    await sql`create function hookline.${sql.raw(earlier)}() returns int language sql as 'select 1'`.execute(
+      first.db,
+    );
+    assert.equal(await functionsNamed(first.db, earlier), 1);
+    await first.close();
+    const second = await connectStore({ dataDir: dir });
+    assert.equal(await functionsNamed(second.db, earlier), 0);
     await second.close();
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -88,7 +88,8 @@ async function open(
   });
   if (embedded) {
     try {
-      await migrate(root as unknown as Kysely<unknown>);
+      // This process holds the data directory: no other version can be calling old functions.
+      await migrate(root as unknown as Kysely<unknown>, { soleVersion: true });
     } catch (error) {
       await root.destroy();
       throw error;

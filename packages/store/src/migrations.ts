@@ -4,7 +4,7 @@ import { LOAD_DELIVERY_WORK } from "./delivery-work.js";
 import { EMIT_EVENTS } from "./emit.js";
 import { isLockTimeout, isUniqueViolation, MigrationLockTimeoutError } from "./errors.js";
 import { STORE_SCHEMA } from "./schema.js";
-import { ensureStoredFunctions } from "./stored-function.js";
+import { dropSupersededFunctions, ensureStoredFunctions } from "./stored-function.js";
 
 /**
  * How long a migration waits for a table lock. A schema change waiting behind a long transaction
@@ -213,12 +213,21 @@ const provider: MigrationProvider = {
     ),
 };
 
+export interface MigrateOptions {
+  /**
+   * No process of another Hookline version can be using this database (the embedded store, which
+   * one process holds): the functions earlier versions kept are dropped. On a shared PostgreSQL
+   * they stay, since a rolling deploy's older processes still call theirs (see the README).
+   */
+  soleVersion?: boolean;
+}
+
 /**
  * Brings the store schema up to date, then creates the statements kept as functions that it lacks
  * (named by their definition's hash, so they need no migration of their own); safe when several
  * processes start at once (kysely locks, and a lock of ours).
  */
-export async function migrate(db: Kysely<unknown>): Promise<void> {
+export async function migrate(db: Kysely<unknown>, options: MigrateOptions = {}): Promise<void> {
   // Asked first: CREATE SCHEMA, even IF NOT EXISTS, needs the right to create in the database,
   // which a role that only uses the schema lacks.
   const { rows } = await sql<{ found: boolean }>`
@@ -232,7 +241,11 @@ export async function migrate(db: Kysely<unknown>): Promise<void> {
       });
   const migrator = new Migrator({ db, provider, migrationTableSchema: STORE_SCHEMA });
   const { error, results } = await migrator.migrateToLatest();
-  if (error === undefined) return ensureStoredFunctions(db, STORED_FUNCTIONS);
+  if (error === undefined) {
+    await ensureStoredFunctions(db, STORED_FUNCTIONS);
+    if (options.soleVersion) await dropSupersededFunctions(db, STORED_FUNCTIONS);
+    return;
+  }
   const failed = results?.find((result) => result.status === "Error")?.migrationName;
   if (failed !== undefined && isLockTimeout(error)) {
     throw new MigrationLockTimeoutError(failed, MIGRATION_LOCK_TIMEOUT_MS);

@@ -171,6 +171,35 @@ test("...and after they grew from empty, as on a new install or after a purge th
   }
 });
 
+test("a store no other version can use drops the functions earlier versions kept; a shared one keeps them", async () => {
+  await store.db.connection().execute(async (session) => {
+    const db = session as Kysely<unknown>;
+    // An earlier version's Emit, and a function of the same prefix that is no version of it.
+    const earlier = `${EMIT_EVENTS.base}_0123456789abcdef`;
+    const unrelated = `${EMIT_EVENTS.base}_by_hand`;
+    for (const name of [earlier, unrelated])
+      await sql`create function ${sql.id("hookline", name)}() returns int language sql as 'select 1'`.execute(
+        db,
+      );
+    const present = async () => {
+      const { rows } = await sql<{ name: string }>`
+        select p.proname as name from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+         where n.nspname = 'hookline'`.execute(db);
+      return rows.map((row) => row.name).sort();
+    };
+    const current = STORED_FUNCTIONS.map((fn) => fn.name);
+    try {
+      await migrate(db);
+      assert.deepEqual(await present(), [...current, earlier, unrelated].sort(), "a shared store keeps them");
+      await migrate(db, { soleVersion: true });
+      assert.deepEqual(await present(), [...current, unrelated].sort());
+    } finally {
+      for (const name of [earlier, unrelated])
+        await sql`drop function if exists ${sql.id("hookline", name)}()`.execute(db);
+    }
+  });
+});
+
 test("a role that may use the store but not create a new version's functions is stopped with the GRANT it needs", async () => {
   const role = `hookline_no_create_${randomUUID().slice(0, 8)}`;
   await store.db.connection().execute(async (session) => {

@@ -29,6 +29,8 @@ import { STORE_SCHEMA } from "./schema.js";
  * deploy) each call their own.
  */
 export interface StoredFunction {
+  /** Its name before the hash: every version of the statement shares it. */
+  readonly base: string;
   /** Its name in the store's schema. */
   readonly name: string;
   /** The schema-qualified name, to call it by. */
@@ -81,7 +83,12 @@ $body$`;
   const hash = createHash("sha256").update(rest).digest("hex").slice(0, 16);
   const name = `${spec.base}_${hash}`;
   const qualified = `${STORE_SCHEMA}.${name}`;
-  return { name, qualified: sql.raw(qualified), definition: `create function ${qualified}${rest}` };
+  return {
+    base: spec.base,
+    name,
+    qualified: sql.raw(qualified),
+    definition: `create function ${qualified}${rest}`,
+  };
 }
 
 /**
@@ -121,6 +128,26 @@ export async function ensureStoredFunctions(
 }
 
 const INSUFFICIENT_PRIVILEGE = "42501";
+
+/**
+ * Drops the versions of these functions that an earlier Hookline created (the same base, another
+ * hash), and returns their names. Only for a database no process of another version can be
+ * using: on a shared PostgreSQL a rolling deploy's older processes still call theirs.
+ */
+export async function dropSupersededFunctions(
+  db: Kysely<unknown>,
+  functions: readonly StoredFunction[],
+): Promise<string[]> {
+  const versionOf = `^(${functions.map((fn) => fn.base).join("|")})_[0-9a-f]{16}$`;
+  const { rows } = await sql<{ signature: string; name: string }>`
+    select p.oid::regprocedure::text as signature, p.proname as name
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+     where n.nspname = ${STORE_SCHEMA} and p.proname ~ ${versionOf}
+       and p.proname <> all(${functions.map((fn) => fn.name)}::text[])`.execute(db);
+  // The signature comes from the catalog, schema-qualified and quoted as needed.
+  for (const row of rows) await sql.raw(`drop function if exists ${row.signature}`).execute(db);
+  return rows.map((row) => row.name);
+}
 
 /**
  * The store's role may not create a stored function this version needs (a new version's
