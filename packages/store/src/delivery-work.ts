@@ -97,7 +97,7 @@ interface WorkRow {
 /**
  * loadDeliveryWork's statement, kept in the database (see storedFunction): once per job batch on
  * every worker, and sent as text its parse and planning were about 40% of its cost (real
- * PostgreSQL, 44 deliveries a call: 17.5 us of the server's CPU per delivery against 10.5-11).
+ * PostgreSQL, 44 deliveries a call: 17.5 us of the server's CPU per delivery against 11.0-11.5).
  * Each row is reached by one probe of its key, which the limit keeps from being turned into a join:
  * kept, a plan with joins read all the endpoints for every batch once the table had grown.
  */
