@@ -28,6 +28,8 @@ await runMain(log, async () => {
     address: `${running.host}:${running.port}`,
     queue: infra.queueBackend.kind,
     ...(metricsServer && { metrics: metricsServer.port }),
+    // What an operator keeps when dropping other versions' functions (see the README).
+    storedFunctions: infra.store.storedFunctions,
   });
   onShutdownSignal(async () => {
     await running.close();

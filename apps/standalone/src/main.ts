@@ -13,6 +13,8 @@ await runMain(log, async () => {
     store: config.databaseUrl ? "postgresql" : `embedded PGlite in ${config.dataDir}`,
     queue: service.infra.queueBackend.kind,
     ...(service.metricsPort !== undefined && { metrics: service.metricsPort }),
+    // On a shared PostgreSQL, what an operator keeps when dropping other versions' functions.
+    ...(config.databaseUrl && { storedFunctions: service.infra.store.storedFunctions }),
   });
   onShutdownSignal(() => service.close(), log.info);
 });

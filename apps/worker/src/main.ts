@@ -31,6 +31,7 @@ await runMain(log, async () => {
     queue: infra.queueBackend.kind,
     ...(health && { health: `${health.host}:${health.port}` }),
     ...(metricsServer && { metrics: metricsServer.port }),
+    storedFunctions: infra.store.storedFunctions,
   });
   onShutdownSignal(async () => {
     await health?.close();

@@ -6,7 +6,7 @@ import pg from "pg";
 import { type DataDirLock, lockDataDir } from "./data-dir-lock.js";
 import { boundedConnect, boundedPool, KEEPALIVE, timeoutAwarePool } from "./database-timeouts.js";
 import { type EngineThread, startEngineThread } from "./embedded-engine-thread.js";
-import { migrate } from "./migrations.js";
+import { migrate, STORED_FUNCTIONS } from "./migrations.js";
 import { type Database, STORE_SCHEMA } from "./schema.js";
 
 /** Where the store lives: a real PostgreSQL URL, or embedded PGlite (on disk, or in memory when dataDir is null). */
@@ -21,6 +21,11 @@ export interface StoreConnection {
   /** pg settings that reach this same database; for embedded PGlite, its local socket. */
   readonly pgConfig: pg.ClientConfig;
   readonly embedded: boolean;
+  /**
+   * The stored functions this version calls, schema-qualified: on a shared PostgreSQL, those of
+   * other versions may be dropped once none of their processes runs (see the README).
+   */
+  readonly storedFunctions: readonly string[];
   /** Embedded only: seconds the database's own thread has been busy (see EngineThread.busySeconds). */
   readonly engineBusySeconds: (() => number) | undefined;
   close(): Promise<void>;
@@ -100,6 +105,7 @@ async function open(
     db: root.withSchema(STORE_SCHEMA),
     pgConfig,
     embedded,
+    storedFunctions: STORED_FUNCTIONS.map((fn) => `${STORE_SCHEMA}.${fn.name}`),
     engineBusySeconds: server.busySeconds,
     close() {
       closed ??= root.destroy().then(() => server.stop());

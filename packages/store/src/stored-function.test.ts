@@ -159,13 +159,28 @@ async function readsByKeyAfterGrowth(db: Kysely<Database>, analysedAt: number): 
   });
 }
 
-test("emitting and recording an attempt read by key after the tables grew, though they were analysed while small", () =>
+test("emitting, loading a delivery's work and recording its attempt read by key after the tables grew, though they were analysed while small", () =>
   readsByKeyAfterGrowth(store.db, 20));
 
 test("...and after they grew from empty, as on a new install or after a purge that emptied them", async () => {
   const fresh = await openTestStore(settings);
   try {
     await readsByKeyAfterGrowth(fresh.db, 0);
+  } finally {
+    await fresh.close();
+  }
+});
+
+test("a store connection names the stored functions it calls, as the ready lines show them", async () => {
+  const fresh = await openTestStore(settings);
+  try {
+    const { rows } = await sql<{ name: string }>`
+      select n.nspname || '.' || p.proname as name from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+       where n.nspname = 'hookline'`.execute(fresh.db);
+    const inDatabase = rows.map((row) => row.name);
+    assert.equal(fresh.storedFunctions.length, STORED_FUNCTIONS.length);
+    for (const name of fresh.storedFunctions)
+      assert.ok(inDatabase.includes(name), `${name} is in the database`);
   } finally {
     await fresh.close();
   }

@@ -21,8 +21,8 @@ import { STORE_SCHEMA } from "./schema.js";
  * the cheapest way then, until the next analyse: sequential scans are therefore made the last
  * resort for the function's statement, so that the plan reads the rows it needs through the
  * indexes of their keys whatever the statistics said when it was made (stored-function.test.ts
- * counts the rows of deliveries and endpoints read after both tables grew). Both settings apply
- * to the function alone, not to the session's other statements.
+ * counts the rows of deliveries, endpoints and events read after the tables grew). Both settings
+ * apply to the function alone, not to the session's other statements.
  *
  * The name carries a hash of the definition, so the database can never hold a different body
  * under the name the code calls; processes of two versions running side by side (a rolling
@@ -61,6 +61,8 @@ const compiler = new Kysely<unknown>({
 });
 
 export function storedFunction(spec: StoredFunctionSpec): StoredFunction {
+  // Also a pattern in dropSupersededFunctions: letters, digits and underscores only.
+  if (!/^[a-z][a-z0-9_]*$/.test(spec.base)) throw new Error(`${spec.base}: not a plain lowercase name`);
   const compiled = spec.body.compile(compiler);
   if (compiled.parameters.length > 0) {
     throw new Error(`${spec.base}: a stored function's body binds no values (use sql.ref or sql.lit)`);
@@ -131,8 +133,10 @@ const INSUFFICIENT_PRIVILEGE = "42501";
 
 /**
  * Drops the versions of these functions that an earlier Hookline created (the same base, another
- * hash), and returns their names. Only for a database no process of another version can be
- * using: on a shared PostgreSQL a rolling deploy's older processes still call theirs.
+ * hash), and returns the names dropped. Only for a database no process of another version can be
+ * using: on a shared PostgreSQL a rolling deploy's older processes still call theirs. A function
+ * that cannot be dropped (something of the user's depends on it) stays: this is only tidying, and
+ * must not stop a start. A base a later version retires would need listing here to go too.
  */
 export async function dropSupersededFunctions(
   db: Kysely<unknown>,
@@ -140,13 +144,24 @@ export async function dropSupersededFunctions(
 ): Promise<string[]> {
   const versionOf = `^(${functions.map((fn) => fn.base).join("|")})_[0-9a-f]{16}$`;
   const { rows } = await sql<{ signature: string; name: string }>`
-    select p.oid::regprocedure::text as signature, p.proname as name
+    select format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) as signature,
+           p.proname as name
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace
      where n.nspname = ${STORE_SCHEMA} and p.proname ~ ${versionOf}
        and p.proname <> all(${functions.map((fn) => fn.name)}::text[])`.execute(db);
-  // The signature comes from the catalog, schema-qualified and quoted as needed.
-  for (const row of rows) await sql.raw(`drop function if exists ${row.signature}`).execute(db);
-  return rows.map((row) => row.name);
+  const dropped: string[] = [];
+  for (const row of rows) {
+    // The signature comes from the catalog, quoted by format's %I.
+    const done = await sql
+      .raw(`drop function if exists ${row.signature}`)
+      .execute(db)
+      .then(
+        () => true,
+        () => false,
+      );
+    if (done) dropped.push(row.name);
+  }
+  return dropped;
 }
 
 /**
