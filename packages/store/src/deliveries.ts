@@ -98,6 +98,16 @@ export async function cancelDeliveries(
 }
 
 export function toDelivery(row: Selectable<DeliveryTable>): DeliveryRecord {
+  return { ...deliveryFields(row), createdAt: row.created_at };
+}
+
+/** A delivery's own fields but its creation time, from its row or a row that includes them. */
+export function deliveryFields(
+  row: Pick<
+    Selectable<DeliveryTable>,
+    "id" | "tenant_id" | "event_id" | "endpoint_id" | "status" | "attempt_count" | "next_attempt_at"
+  >,
+): Omit<DeliveryRecord, "createdAt"> {
   return {
     id: row.id,
     tenantId: row.tenant_id,
@@ -106,7 +116,6 @@ export function toDelivery(row: Selectable<DeliveryTable>): DeliveryRecord {
     status: row.status,
     attemptCount: row.attempt_count,
     nextAttemptAt: row.next_attempt_at,
-    createdAt: row.created_at,
   };
 }
 

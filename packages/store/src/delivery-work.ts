@@ -1,17 +1,10 @@
 import { type Kysely, sql } from "kysely";
-import { OWN_ENDPOINT_ROW } from "./deliveries.js";
+import { type DeliveryRecord, deliveryFields, OWN_ENDPOINT_ROW } from "./deliveries.js";
 import type { Database, DeliveryStatusValue, EndpointStatusValue, PreviousSecret } from "./schema.js";
 import { storedFunction } from "./stored-function.js";
 
 /** Everything one attempt needs, read in one query for a batch of deliveries. */
-export interface DeliveryWork {
-  id: string;
-  tenantId: string;
-  eventId: string;
-  endpointId: string;
-  status: DeliveryStatusValue;
-  attemptCount: number;
-  nextAttemptAt: Date | null;
+export interface DeliveryWork extends Omit<DeliveryRecord, "createdAt"> {
   /** The due attempt was asked for by hand (RetryDelivery, RecoverEndpoint), whatever its job says. */
   nextAttemptManual: boolean;
   eventType: string;
@@ -46,13 +39,7 @@ export async function loadDeliveryWork(
   const { rows } = await sql<WorkRow>`
     select * from ${LOAD_DELIVERY_WORK.qualified}(${sql.val([...new Set(ids)])}::text[])`.execute(db);
   return rows.map((row) => ({
-    id: row.id,
-    tenantId: row.tenant_id,
-    eventId: row.event_id,
-    endpointId: row.endpoint_id,
-    status: row.status,
-    attemptCount: row.attempt_count,
-    nextAttemptAt: row.next_attempt_at,
+    ...deliveryFields(row),
     nextAttemptManual: row.next_attempt_manual,
     eventType: row.event_type,
     dataJson: row.data_json,
