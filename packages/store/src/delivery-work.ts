@@ -45,7 +45,7 @@ export async function loadDeliveryWork(
     dataJson: row.data_json,
     eventCreatedAt: row.event_created_at,
     endpoint:
-      row.url !== null && row.secret !== null && row.endpoint_status !== null
+      row.url !== null && row.secret !== null && row.secret_since !== null && row.endpoint_status !== null
         ? {
             url: row.url,
             secret: row.secret,
@@ -77,7 +77,7 @@ interface WorkRow {
   url: string | null;
   secret: string | null;
   previous_secrets: PreviousSecret[] | null;
-  secret_since: Date;
+  secret_since: Date | null;
   endpoint_status: EndpointStatusValue | null;
 }
 

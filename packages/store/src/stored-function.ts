@@ -133,7 +133,7 @@ const INSUFFICIENT_PRIVILEGE = "42501";
 
 /**
  * Drops the versions of these functions that an earlier Hookline created (the same base, another
- * hash), and returns the names dropped. Only for a database no process of another version can be
+ * hash). Only for a database no process of another version can be
  * using: on a shared PostgreSQL a rolling deploy's older processes still call theirs. A function
  * that cannot be dropped (something of the user's depends on it) stays: this is only tidying, and
  * must not stop a start. A base a later version retires would need listing here to go too.
@@ -141,27 +141,19 @@ const INSUFFICIENT_PRIVILEGE = "42501";
 export async function dropSupersededFunctions(
   db: Kysely<unknown>,
   functions: readonly StoredFunction[],
-): Promise<string[]> {
+): Promise<void> {
   const versionOf = `^(${functions.map((fn) => fn.base).join("|")})_[0-9a-f]{16}$`;
-  const { rows } = await sql<{ signature: string; name: string }>`
-    select format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) as signature,
-           p.proname as name
+  const { rows } = await sql<{ signature: string }>`
+    select format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) as signature
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace
      where n.nspname = ${STORE_SCHEMA} and p.proname ~ ${versionOf}
        and p.proname <> all(${functions.map((fn) => fn.name)}::text[])`.execute(db);
-  const dropped: string[] = [];
-  for (const row of rows) {
-    // The signature comes from the catalog, quoted by format's %I.
-    const done = await sql
-      .raw(`drop function if exists ${row.signature}`)
+  // The signature comes from the catalog, quoted by format's %I.
+  for (const { signature } of rows)
+    await sql
+      .raw(`drop function if exists ${signature}`)
       .execute(db)
-      .then(
-        () => true,
-        () => false,
-      );
-    if (done) dropped.push(row.name);
-  }
-  return dropped;
+      .catch(() => {});
 }
 
 /**
