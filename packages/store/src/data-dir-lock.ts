@@ -53,8 +53,6 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
         );
       }
     }
-    // At once: another open in this process must not find its own pid there and call it stale.
-    held.add(path);
   } finally {
     await rm(draft, { force: true });
   }
@@ -71,10 +69,14 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   };
 }
 
-/** Links the draft in as the lock; false when a lock is there already. */
+/** Links the draft in as the lock, held from then on; false when a lock is there already. */
 async function placed(draft: string, path: string): Promise<boolean> {
   try {
     await link(draft, path);
+    // Before anything else awaits: another open in this process must not find its own pid there
+    // and call it stale. Marked only once the caller resumed, a takeover's removal of its mutex
+    // came first, and a second starter in this process judged the new lock stale and took it too.
+    held.add(path);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
