@@ -115,6 +115,28 @@ test("queue names and job ids hold no colon; lanes spread endpoints over N queue
   assert.equal(jobIdFor("dl_x", 3), "dl_x.3");
 });
 
+test("one routing names each endpoint's queue as a fresh one does, for more endpoints than it keeps names of", () => {
+  const limits = { maxInFlight: 2 };
+  const routing = new QueueRouting(0, limits);
+  // Kept names are looked up by tenant and endpoint together: these two must not share one.
+  assert.notEqual(
+    routing.queueOf({ tenantId: "t1", endpointId: "ab" }),
+    routing.queueOf({ tenantId: "t1a", endpointId: "b" }),
+  );
+  const endpoints = Array.from({ length: 5000 }, (_, i) => ({ tenantId: `t${i % 7}`, endpointId: `ep${i}` }));
+  const fresh = endpoints.map((endpoint) => new QueueRouting(0, limits).queueOf(endpoint));
+  assert.deepEqual(
+    endpoints.map((endpoint) => routing.queueOf(endpoint)),
+    fresh,
+  );
+  // Backwards: the latest names are found kept, the earliest were dropped to make room.
+  assert.deepEqual(
+    [...endpoints].reverse().map((endpoint) => routing.queueOf(endpoint)),
+    [...fresh].reverse(),
+  );
+  assert.equal(new Set(fresh).size, endpoints.length);
+});
+
 test("an add the PostgreSQL queue backend refuses fails the enqueue, so the caller hears of it", async (t) => {
   if (queues.kind !== "postgres") return t.skip("a refused MULTI rejects on Redis; this is about PostgreSQL");
   // Take away the SQL function BullMQ adds jobs with: its statement fails, which bullmq 6.7's
