@@ -7,18 +7,27 @@ export type WithQueue = <T>(name: string, fn: (queue: Queue) => Promise<T>) => P
 /**
  * On Redis, an add that feeds at most this many queues goes through each queue's own handle.
  * Queue.addBulk costs BullMQ about half the Node CPU per job of FlowProducer.addBulk (44–54
- * against 73–93 µs, the same 11 Redis commands), and the adds share one connection, so they leave
- * together as one MULTI per queue. Past this (a fan-out), one FlowProducer MULTI: the handles
- * would be opened and closed by the thousand.
+ * against 73–93 µs, the same 11 Redis commands), and the adds share one connection. Past this (a
+ * fan-out), one FlowProducer MULTI: the handles would be opened and closed by the thousand.
  */
 const PER_QUEUE_UP_TO = 64;
+
+/**
+ * On Redis, a queue fed fewer jobs than this gets them with Queue.add, one script call each, not
+ * with Queue.addBulk: a bulk add builds an ioredis pipeline, which copies every BullMQ script
+ * onto itself, inside MULTI and EXEC. From a script, 16 callers adding at once, Node and Redis CPU
+ * per job: one job 84-127 and 44-56 us by addBulk, 37-41 and 35-38 by add; two jobs 70 and 39
+ * against 25 and 32; five jobs the same either way (32 and 32). An Emit at low load feeds each of
+ * its endpoints' queues one job, and so does a retry.
+ */
+const BULK_FROM = 4;
 
 /**
  * Adds jobs to many queues in one round trip: on PostgreSQL one statement (BullMQ's
  * FlowProducer.addBulk, or Queue.add for a single job), where a Queue handle per queue would cost
  * a round trip each (a fan-out to 1,000 endpoints took 15 s to enqueue on embedded PGlite that
- * way); on Redis one MULTI per queue fed, all written together, or one FlowProducer MULTI for a
- * fan-out.
+ * way); on Redis one MULTI per queue fed (or a script call per job, for a queue fed a few), or
+ * one FlowProducer MULTI for a fan-out.
  */
 export interface MultiQueueAdder {
   /** Resolves once every job is held (a job whose id exists already is left as it is). */
@@ -45,9 +54,12 @@ export function openMultiQueueAdder(backend: QueueBackend, withQueue: WithQueue)
         }
         await Promise.all(
           [...byQueue].map(([name, list]) =>
-            withQueue(name, (queue) =>
-              queue.addBulk(list.map(({ name, data, opts }) => ({ name, data, opts }))),
-            ),
+            withQueue(name, async (queue) => {
+              if (list.length >= BULK_FROM)
+                await queue.addBulk(list.map(({ name, data, opts }) => ({ name, data, opts })));
+              // Called in order on the one connection, so Redis takes them in order.
+              else await Promise.all(list.map(({ name, data, opts }) => queue.add(name, data, opts)));
+            }),
           ),
         );
       },

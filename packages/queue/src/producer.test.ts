@@ -76,22 +76,24 @@ test("a retry or manual attempt that is due is taken before the endpoint's backl
     deliveryId: deliveryIdFor("t", "old", "backlog"),
     attemptNumber: 3,
   };
-  const manual = { ...first(9), manual: true };
+  const manual = { ...first(99), manual: true };
+  // A few jobs for one queue in one add, then many (on Redis they are added differently).
   await producer.enqueue([first(1), first(2), first(3)]);
+  await producer.enqueue([4, 5, 6, 7, 8].map(first));
   await producer.enqueue([retry]);
   await producer.enqueue([manual]);
   const worker = openWorker(queues, routing.queueOf(endpoint), async () => {}, { autorun: false });
   try {
     const taken: string[] = [];
-    for (let i = 0; i < 5; i += 1) {
+    for (let i = 0; i < 10; i += 1) {
       const job = await worker.getNextJob("test-token", { block: false });
-      assert.ok(job, `job ${i + 1} of 5 was handed out`);
+      assert.ok(job, `job ${i + 1} of 10 was handed out`);
       taken.push(job.id ?? "");
     }
     assert.deepEqual(taken, [
       jobIdFor(retry.deliveryId, 3),
       jobIdFor(manual.deliveryId, 1),
-      ...[1, 2, 3].map((n) => jobIdFor(first(n).deliveryId, 1)),
+      ...[1, 2, 3, 4, 5, 6, 7, 8].map((n) => jobIdFor(first(n).deliveryId, 1)),
     ]);
   } finally {
     await worker.close(true);
