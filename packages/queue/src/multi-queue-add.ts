@@ -1,5 +1,6 @@
 import { createPostgresBackend, type FlowJob, FlowProducer, type Queue } from "bullmq";
 import type { QueueBackend } from "./backend.js";
+import { writeTogether } from "./write-together.js";
 
 /** Runs fn with the open handle of a queue (the producer's, kept across calls). */
 export type WithQueue = <T>(name: string, fn: (queue: Queue) => Promise<T>) => Promise<T>;
@@ -7,8 +8,9 @@ export type WithQueue = <T>(name: string, fn: (queue: Queue) => Promise<T>) => P
 /**
  * On Redis, an add that feeds at most this many queues goes through each queue's own handle.
  * Queue.addBulk costs BullMQ about half the Node CPU per job of FlowProducer.addBulk (44–54
- * against 73–93 µs, the same 11 Redis commands), and the adds share one connection. Past this (a
- * fan-out), one FlowProducer MULTI: the handles would be opened and closed by the thousand.
+ * against 73–93 µs, the same 11 Redis commands), and the adds share one connection, whose writes
+ * are held until all are made (writeTogether). Past this (a fan-out), one FlowProducer MULTI: the
+ * handles would be opened and closed by the thousand.
  */
 const PER_QUEUE_UP_TO = 64;
 
@@ -26,8 +28,8 @@ const BULK_FROM = 4;
  * Adds jobs to many queues in one round trip: on PostgreSQL one statement (BullMQ's
  * FlowProducer.addBulk, or Queue.add for a single job), where a Queue handle per queue would cost
  * a round trip each (a fan-out to 1,000 endpoints took 15 s to enqueue on embedded PGlite that
- * way); on Redis one MULTI per queue fed (or a script call per job, for a queue fed a few), or
- * one FlowProducer MULTI for a fan-out.
+ * way); on Redis one MULTI per queue fed (or a script call per job, for a queue fed a few), all
+ * in one socket write, or one FlowProducer MULTI for a fan-out.
  */
 export interface MultiQueueAdder {
   /** Resolves once every job is held (a job whose id exists already is left as it is). */
@@ -52,6 +54,9 @@ export function openMultiQueueAdder(backend: QueueBackend, withQueue: WithQueue)
           await flows.addBulk(jobs);
           return;
         }
+        // One write to Redis for every queue's add: at 200 Emits a second (each alone, to 4
+        // endpoints) the api made 7.9 socket writes per Emit, then 5.0, and used 9% less CPU.
+        writeTogether(backend.connection);
         await Promise.all(
           [...byQueue].map(([name, list]) =>
             withQueue(name, async (queue) => {

@@ -64,6 +64,43 @@ test("one add to a few queues or to a fan-out of many leaves a job in every queu
   }
 });
 
+test("an add that feeds a few queues reaches Redis in one socket write", async (t) => {
+  if (queues.kind !== "redis") return t.skip("on PostgreSQL an add of many jobs is one statement");
+  const items = (round: number) =>
+    Array.from({ length: 4 }, (_, i) => ({
+      deliveryId: deliveryIdFor("t", `together-${round}`, `ep-${i}`),
+      tenantId: "t",
+      endpointId: `together-ep-${i}`,
+      attemptNumber: 1,
+    }));
+  // The first add opens the queues' handles, which write their settings.
+  await producer.enqueue(items(1));
+  // Every write the socket makes to the kernel goes through one of these two.
+  const socket = queues.connection.stream as unknown as {
+    _write: (...args: unknown[]) => void;
+    _writev: (...args: unknown[]) => void;
+  };
+  const { _write: write, _writev: writev } = socket;
+  let writes = 0;
+  socket._write = function (...args) {
+    writes += 1;
+    write.apply(this, args);
+  };
+  socket._writev = function (...args) {
+    writes += 1;
+    writev.apply(this, args);
+  };
+  try {
+    await producer.enqueue(items(2));
+  } finally {
+    socket._write = write;
+    socket._writev = writev;
+  }
+  assert.equal(writes, 1);
+  const held = await Promise.all(items(2).map((item) => producer.hasLiveJob(item, item.deliveryId, 1)));
+  assert.deepEqual(held, [true, true, true, true]);
+});
+
 test("a retry or manual attempt that is due is taken before the endpoint's backlog of first attempts", async () => {
   const endpoint = { tenantId: "t", endpointId: "backlog" };
   const first = (n: number) => ({
