@@ -4,9 +4,8 @@ import { readTestSettings } from "@hookline/testkit";
 import { sql } from "kysely";
 import { startTestApi, type TestApi, uniqueTenant } from "./test-helpers.js";
 
-// The queue refusing an add, on BullMQ's PostgreSQL backend: the SQL functions it adds jobs with (a
-// flow's, and a single job's) are taken away for the call. (On Redis a refused add needs Redis
-// itself down: the fault suite.)
+// The queue refusing an add, on BullMQ's PostgreSQL backend: the SQL function it adds jobs with is
+// taken away for the call. (On Redis a refused add needs Redis itself down: the fault suite.)
 const settings = readTestSettings(process.env);
 
 let api: TestApi;
@@ -23,12 +22,10 @@ async function withoutQueueAdds<T>(call: () => Promise<T>): Promise<T> {
       EXECUTE format('ALTER FUNCTION %s RENAME TO ${sql.raw(to)}', f);
     END $$`.execute(api.infra.store.db);
   await rename("add_flow", "add_flow_taken_away");
-  await rename("add_job", "add_job_taken_away");
   try {
     return await call();
   } finally {
     await rename("add_flow_taken_away", "add_flow");
-    await rename("add_job_taken_away", "add_job");
   }
 }
 
