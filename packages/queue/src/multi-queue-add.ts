@@ -16,9 +16,9 @@ const PER_QUEUE_UP_TO = 64;
 
 /**
  * On Redis, a queue fed fewer jobs than this gets them with Queue.add, one script call each, not
- * with Queue.addBulk: a bulk add builds an ioredis pipeline, which copies every BullMQ script
- * onto itself, inside MULTI and EXEC. From a script, 16 callers adding at once, Node and Redis CPU
- * per job: one job 84-127 and 44-56 us by addBulk, 37-41 and 35-38 by add; two jobs 70 and 39
+ * with Queue.addBulk: a bulk add builds an ioredis pipeline (not a MULTI: the jobs of one add are
+ * not added atomically either way), which copies every BullMQ script onto itself. From a script,
+ * 16 callers adding at once, Node and Redis CPU per job: one job 84-127 and 44-56 us by addBulk, 37-41 and 35-38 by add; two jobs 70 and 39
  * against 25 and 32; five jobs the same either way (32 and 32). An Emit at low load feeds each of
  * its endpoints' queues one job, and so does a retry.
  */
@@ -26,10 +26,10 @@ const BULK_FROM = 4;
 
 /**
  * Adds jobs to many queues in one round trip: on PostgreSQL one statement (BullMQ's
- * FlowProducer.addBulk, or Queue.add for a single job), where a Queue handle per queue would cost
- * a round trip each (a fan-out to 1,000 endpoints took 15 s to enqueue on embedded PGlite that
- * way); on Redis one MULTI per queue fed (or a script call per job, for a queue fed a few), all
- * in one socket write, or one FlowProducer MULTI for a fan-out.
+ * FlowProducer.addBulk), where a Queue handle per queue would cost a round trip each (a fan-out
+ * to 1,000 endpoints took 15 s to enqueue on embedded PGlite that way); on Redis one pipeline per
+ * queue fed (or a script call per job, for a queue fed a few), all in one socket write, or one
+ * FlowProducer MULTI for a fan-out.
  */
 export interface MultiQueueAdder {
   /** Resolves once every job is held (a job whose id exists already is left as it is). */
@@ -77,18 +77,6 @@ export function openMultiQueueAdder(backend: QueueBackend, withQueue: WithQueue)
   let previous: Promise<unknown> = Promise.resolve();
   return {
     add(jobs) {
-      const [only] = jobs;
-      // One job (a retry, an Emit to one endpoint) through its queue's handle: BullMQ's add_job
-      // took 0.38-0.49 ms of the PGlite thread against 0.46-0.71 for a flow of one, and flows of
-      // one were 12% of the thread in a paced retry run. A flow stays cheaper from a few jobs on
-      // (4 jobs to 4 queues: 0.89-1.09 ms, against 1.21-1.76 for 4 adds). Queue.add reports a
-      // failed statement itself.
-      if (jobs.length === 1 && only) {
-        const { queueName, name, data, opts } = only;
-        return withQueue(queueName, async (queue) => {
-          await queue.add(name, data, opts);
-        });
-      }
       const run = previous.then(async () => {
         backend.takeFlowErrors();
         await flows.addBulk(jobs);
