@@ -18,9 +18,10 @@ const PER_QUEUE_UP_TO = 64;
  * On Redis, a queue fed fewer jobs than this gets them with Queue.add, one script call each, not
  * with Queue.addBulk: a bulk add builds an ioredis pipeline (not a MULTI: the jobs of one add are
  * not added atomically either way), which copies every BullMQ script onto itself. From a script,
- * 16 callers adding at once, Node and Redis CPU per job: one job 84-127 and 44-56 us by addBulk, 37-41 and 35-38 by add; two jobs 70 and 39
- * against 25 and 32; five jobs the same either way (32 and 32). An Emit at low load feeds each of
- * its endpoints' queues one job, and so does a retry.
+ * 16 callers adding at once, Node and Redis CPU per job: one job 84-127 and 44-56 us by addBulk,
+ * 37-41 and 35-38 by add; two jobs 70 and 39 against 25 and 32; five jobs the same either way
+ * (32 and 32). An Emit at low load feeds each of its endpoints' queues one job, and so does a
+ * retry.
  */
 const BULK_FROM = 4;
 
